@@ -1,0 +1,190 @@
+//! What an environment author implements.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use rmcp::model::{ContentBlock, JsonObject, Tool};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::reward::Reward;
+use crate::rng::EpisodeRng;
+use crate::task::TaskSet;
+
+/// A boxed, sendable future: what environments return from their async hooks.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How one episode starts: its task, its seed and any per-episode options.
+#[derive(Debug, Clone)]
+pub struct EpisodeSpec {
+    /// The task id (always one of the environment's [`TaskSet`]).
+    pub task: String,
+    /// The episode's seed; the same task and seed give the same episode.
+    pub seed: u64,
+    /// Options given when the episode was created (`POST /episodes {"options": ...}`).
+    pub options: JsonObject,
+}
+
+impl EpisodeSpec {
+    /// The episode's own random generator, seeded from the spec.
+    pub fn rng(&self) -> EpisodeRng {
+        EpisodeRng::new(self.seed)
+    }
+}
+
+/// Why an episode could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The options were not valid for this environment; the message says what to change.
+    #[error("{0}")]
+    InvalidOptions(String),
+    /// A resource the episode needs (a kernel, a display) could not be had.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// One environment: its tasks, its tools, and how an episode starts.
+pub trait Environment: Send + Sync + 'static {
+    /// The environment's name, as used in `POST /episodes {"env": ...}` and `/<env>/mcp`.
+    fn name(&self) -> &'static str;
+
+    /// A sentence or two for clients (the MCP server's instructions).
+    fn instructions(&self) -> &str;
+
+    /// The task ids, by split.
+    fn tasks(&self) -> &TaskSet;
+
+    /// The tools the agent may call, with their schemas. Built once; called on every
+    /// `tools/list`.
+    fn tools(&self) -> &[Tool];
+
+    /// The turn limit when `--max-turns` is not given.
+    fn default_max_turns(&self) -> u32;
+
+    /// Starts an episode. The spec's task is guaranteed to be one of [`Environment::tasks`].
+    fn start<'a>(
+        &'a self,
+        spec: &'a EpisodeSpec,
+    ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>>;
+}
+
+/// The state of one running episode: what each tool does to it.
+pub trait EpisodeState: Send + 'static {
+    /// Runs one tool call. `tool` is always one of the environment's tools; the arguments are
+    /// as the client sent them, so validate them (see [`parse_arguments`]).
+    fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome>;
+
+    /// What becomes public once the episode is done (e.g. `{"answer": "crane"}`). Never shown
+    /// before.
+    fn reveal(&self) -> JsonObject {
+        JsonObject::new()
+    }
+
+    /// A sentence added to the last observation when the shared layer ends the episode at the
+    /// turn limit (e.g. the answer). Also the place to stop work in progress.
+    fn truncate(&mut self) -> Option<String> {
+        None
+    }
+
+    /// The error every call gets once the episode is done.
+    fn over_message(&self) -> &str {
+        "The episode is over; start a new episode."
+    }
+
+    /// Releases what the episode holds (a kernel, a display). Called exactly once, when the
+    /// episode is closed or reaped.
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// What a tool call did: the observation, the rewards it earned, and whether it ended the
+/// episode.
+#[derive(Debug, Clone, Default)]
+pub struct StepOutcome {
+    /// The observation the model sees.
+    pub content: Vec<ContentBlock>,
+    /// The observation's structure, matching the tool's output schema.
+    pub structured: Option<Value>,
+    /// Whether the call was refused (a bad argument or an illegal move).
+    pub is_error: bool,
+    /// Components paid for this step.
+    pub rewards: Vec<Reward>,
+    /// `Some` when this call ended the episode; holds the terminal components (paid once).
+    pub finished: Option<Vec<Reward>>,
+}
+
+impl StepOutcome {
+    /// A successful observation.
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            ..Self::default()
+        }
+    }
+
+    /// A refused call: the sentence tells the model what was wrong and what to do.
+    pub fn error(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// Adds structured content.
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured = Some(value);
+        self
+    }
+
+    /// Adds a reward component for this step.
+    pub fn with_reward(mut self, reward: Reward) -> Self {
+        self.rewards.push(reward);
+        self
+    }
+
+    /// Marks the episode finished, with its terminal reward components.
+    pub fn finish(mut self, terminal: Vec<Reward>) -> Self {
+        self.finished = Some(terminal);
+        self
+    }
+}
+
+/// Deserializes a tool's arguments, or explains to the model what was wrong with them.
+///
+/// `example` is a valid argument object shown in the message, e.g. `{"word": "crane"}`.
+pub fn parse_arguments<T: DeserializeOwned>(
+    tool: &str,
+    arguments: JsonObject,
+    example: &str,
+) -> Result<T, StepOutcome> {
+    serde_json::from_value(Value::Object(arguments)).map_err(|error| {
+        StepOutcome::error(format!(
+            "Invalid arguments for {tool}: {error}. Call it like this: {example}"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Args {
+        word: String,
+    }
+
+    #[test]
+    fn bad_arguments_explain_themselves() {
+        let mut args = JsonObject::new();
+        args.insert("word".into(), 5.into());
+        let err = parse_arguments::<Args>("guess", args, r#"{"word": "crane"}"#).unwrap_err();
+        assert!(err.is_error);
+        let text = format!("{:?}", err.content);
+        assert!(text.contains("Invalid arguments for guess"), "{text}");
+        assert!(text.contains("expected a string"), "{text}");
+    }
+}

@@ -1,0 +1,357 @@
+//! One run of one task: the turn count, the turn limit, the reward ledger and the trajectory.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::env::{EpisodeState, StepOutcome};
+use crate::reward::{RewardLedger, StepReward};
+use crate::trajectory::{TrajectoryRecord, TrajectorySink, observation_text, rfc3339_now};
+use crate::{META_EPISODE, META_STEP};
+
+/// The public state of an episode, as `GET /episodes/{id}` returns it.
+#[derive(Debug, Clone, Serialize)]
+pub struct EpisodeStatus {
+    /// The episode id.
+    pub id: String,
+    /// The environment's name.
+    pub env: &'static str,
+    /// The task id.
+    pub task: String,
+    /// The seed the episode started from.
+    pub seed: u64,
+    /// Tool calls made so far.
+    pub turn: u32,
+    /// The turn limit.
+    pub max_turns: u32,
+    /// The sum of every step's reward.
+    #[serde(rename = "return")]
+    pub return_: f64,
+    /// The return by component.
+    pub reward_components: serde_json::Map<String, Value>,
+    /// Whether the episode is over.
+    pub done: bool,
+    /// Whether it ended at the turn limit.
+    pub truncated: bool,
+    /// What the environment reveals once done (e.g. `answer`); empty before.
+    #[serde(flatten)]
+    pub revealed: JsonObject,
+}
+
+/// One episode. Only the shared layer touches these fields; the environment sees its own
+/// [`EpisodeState`].
+pub struct Episode {
+    id: Arc<str>,
+    env: &'static str,
+    task: String,
+    seed: u64,
+    turn: u32,
+    max_turns: u32,
+    done: bool,
+    truncated: bool,
+    ledger: RewardLedger,
+    state: Option<Box<dyn EpisodeState>>,
+    /// One JSON line per tool call.
+    trajectory: Vec<String>,
+    sink: Option<TrajectorySink>,
+}
+
+impl std::fmt::Debug for Episode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Episode")
+            .field("id", &self.id)
+            .field("env", &self.env)
+            .field("turn", &self.turn)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything an episode needs to be built, other than its state.
+#[derive(Debug, Clone)]
+pub struct EpisodeHeader {
+    /// The episode id.
+    pub id: Arc<str>,
+    /// The environment's name.
+    pub env: &'static str,
+    /// The task id.
+    pub task: String,
+    /// The seed.
+    pub seed: u64,
+    /// The turn limit.
+    pub max_turns: u32,
+}
+
+impl Episode {
+    /// A new episode around an environment's freshly started state.
+    pub fn new(
+        header: EpisodeHeader,
+        state: Box<dyn EpisodeState>,
+        sink: Option<TrajectorySink>,
+    ) -> Self {
+        Self {
+            id: header.id,
+            env: header.env,
+            task: header.task,
+            seed: header.seed,
+            turn: 0,
+            max_turns: header.max_turns.max(1),
+            done: false,
+            truncated: false,
+            ledger: RewardLedger::default(),
+            state: Some(state),
+            trajectory: Vec::new(),
+            sink,
+        }
+    }
+
+    /// The episode id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Whether the episode is over.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Runs one tool call through the environment and wraps the result with step information.
+    pub async fn step(&mut self, tool: &str, arguments: JsonObject) -> CallToolResult {
+        let started = Instant::now();
+        let Some(state) = self.state.as_mut() else {
+            return self.frozen_result("The episode has been closed; start a new episode.");
+        };
+        if self.done {
+            let message = state.over_message().to_owned();
+            return self.frozen_result(&message);
+        }
+        self.turn += 1;
+        let record_arguments = arguments.clone();
+        let outcome = state.call(tool, arguments).await;
+        let StepOutcome {
+            mut content,
+            structured,
+            is_error,
+            rewards,
+            finished,
+        } = outcome;
+        let ended_by_env = finished.is_some();
+        let paid = self.ledger.pay(rewards, finished);
+        if ended_by_env {
+            self.done = true;
+        } else if self.turn >= self.max_turns {
+            self.done = true;
+            self.truncated = true;
+            let mut note = format!(
+                "The turn limit ({}) is reached; the episode is over.",
+                self.max_turns
+            );
+            if let Some(extra) = state.truncate() {
+                note.push(' ');
+                note.push_str(&extra);
+            }
+            content.push(ContentBlock::text(note));
+        }
+        self.record(
+            tool,
+            &record_arguments,
+            &content,
+            is_error,
+            structured.as_ref(),
+            &paid,
+            started,
+        );
+        let mut result = if is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        // Structured content must match the output schema, which describes successes only.
+        if !is_error {
+            result.structured_content = structured;
+        }
+        result.meta = Some(self.step_meta(&paid));
+        result
+    }
+
+    fn frozen_result(&self, message: &str) -> CallToolResult {
+        let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
+        result.meta = Some(self.step_meta(&StepReward::default()));
+        result
+    }
+
+    /// The `_meta` of a tool result: the episode id and the step information.
+    fn step_meta(&self, paid: &StepReward) -> MetaObject {
+        let components: serde_json::Map<String, Value> = paid
+            .components
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let mut meta = JsonObject::new();
+        meta.insert(META_EPISODE.into(), Value::String(self.id.to_string()));
+        meta.insert(
+            META_STEP.into(),
+            json!({
+                "episode": &*self.id,
+                "turn": self.turn,
+                "reward": paid.total,
+                "reward_components": components,
+                "return": self.ledger.total(),
+                "done": self.done,
+                "truncated": self.truncated,
+            }),
+        );
+        MetaObject(meta)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        tool: &str,
+        arguments: &JsonObject,
+        content: &[ContentBlock],
+        is_error: bool,
+        structured: Option<&Value>,
+        paid: &StepReward,
+        started: Instant,
+    ) {
+        let record = TrajectoryRecord {
+            time: rfc3339_now(),
+            episode: &self.id,
+            turn: self.turn,
+            tool,
+            arguments,
+            observation: observation_text(content),
+            is_error,
+            structured,
+            reward: paid.total,
+            reward_components: &paid.components,
+            done: self.done,
+            truncated: self.truncated,
+            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        };
+        let Ok(line) = serde_json::to_string(&record) else {
+            return;
+        };
+        if let Some(sink) = &self.sink {
+            sink.append(&self.id, line.clone());
+        }
+        self.trajectory.push(line);
+    }
+
+    /// The public state.
+    pub fn status(&self) -> EpisodeStatus {
+        EpisodeStatus {
+            id: self.id.to_string(),
+            env: self.env,
+            task: self.task.clone(),
+            seed: self.seed,
+            turn: self.turn,
+            max_turns: self.max_turns,
+            return_: self.ledger.total(),
+            reward_components: self
+                .ledger
+                .by_component()
+                .iter()
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect(),
+            done: self.done,
+            truncated: self.truncated,
+            revealed: match (&self.state, self.done) {
+                (Some(state), true) => state.reveal(),
+                _ => JsonObject::new(),
+            },
+        }
+    }
+
+    /// The trajectory as JSON Lines (each record ends with a newline).
+    pub fn trajectory_jsonl(&self) -> String {
+        let mut out = String::with_capacity(self.trajectory.iter().map(|l| l.len() + 1).sum());
+        for line in &self.trajectory {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Releases what the episode holds. Safe to call more than once.
+    pub async fn close(&mut self) {
+        if let Some(state) = self.state.take() {
+            state.close().await;
+        }
+        if let Some(sink) = &self.sink {
+            sink.close(&self.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::BoxFuture;
+    use crate::reward::Reward;
+
+    /// A game that ends when `win` is called, paying 1.0 once.
+    struct Counter;
+    impl EpisodeState for Counter {
+        fn call<'a>(&'a mut self, tool: &'a str, _: JsonObject) -> BoxFuture<'a, StepOutcome> {
+            Box::pin(async move {
+                match tool {
+                    "win" => StepOutcome::ok("won").finish(vec![Reward::new("win", 1.0)]),
+                    _ => StepOutcome::ok("ok").with_reward(Reward::new("step", 0.1)),
+                }
+            })
+        }
+        fn over_message(&self) -> &str {
+            "over"
+        }
+    }
+
+    fn episode(max_turns: u32) -> Episode {
+        Episode::new(
+            EpisodeHeader {
+                id: "e1".into(),
+                env: "test",
+                task: "t".into(),
+                seed: 1,
+                max_turns,
+            },
+            Box::new(Counter),
+            None,
+        )
+    }
+
+    fn step_of(result: &CallToolResult) -> Value {
+        result.meta.as_ref().unwrap().get(META_STEP).unwrap().clone()
+    }
+
+    #[tokio::test]
+    async fn frozen_after_done_and_paid_once() {
+        let mut ep = episode(10);
+        let won = ep.step("win", JsonObject::new()).await;
+        assert_eq!(step_of(&won)["reward"], 1.0);
+        assert_eq!(step_of(&won)["done"], true);
+        let again = ep.step("win", JsonObject::new()).await;
+        assert_eq!(again.is_error, Some(true));
+        assert_eq!(step_of(&again)["reward"], 0.0);
+        assert_eq!(step_of(&again)["return"], 1.0);
+        assert_eq!(step_of(&again)["turn"], 1);
+        assert_eq!(ep.trajectory.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn truncates_at_max_turns() {
+        let mut ep = episode(2);
+        ep.step("x", JsonObject::new()).await;
+        let last = ep.step("x", JsonObject::new()).await;
+        let step = step_of(&last);
+        assert_eq!(step["done"], true);
+        assert_eq!(step["truncated"], true);
+        assert!((step["return"].as_f64().unwrap() - 0.2).abs() < 1e-9);
+        let text = observation_text(&last.content);
+        assert!(text.contains("turn limit (2)"), "{text}");
+    }
+}

@@ -1,0 +1,406 @@
+//! Streamable HTTP: MCP endpoints, the control plane, health and metrics, behind Host, Origin
+//! and bearer-token checks, on sockets with TCP_NODELAY.
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /mcp` (one environment) and `POST /<env>/mcp` | MCP for an environment |
+//! | `POST /episodes/{id}/mcp` | MCP for exactly one episode |
+//! | `POST /episodes` | start an episode |
+//! | `GET /episodes/{id}` | its state; `answer` and the like once done |
+//! | `GET /episodes/{id}/trajectory` | its trajectory as JSON Lines |
+//! | `DELETE /episodes/{id}` | close it |
+//! | `GET /tasks?env=&split=` | task ids |
+//! | `GET /healthz`, `GET /metrics` | health, Prometheus metrics |
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use axum::{Json, Router};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::env::StartError;
+use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::mcp::{EpisodeRoute, McpHandler};
+use crate::task::Split;
+
+/// Largest control-plane request body.
+const CONTROL_BODY_LIMIT: usize = 64 * 1024;
+/// Largest MCP request body (a notebook cell can be long).
+const MCP_BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// How the HTTP server is exposed.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// The bearer token every request but `/healthz` must carry.
+    pub token: Option<String>,
+    /// Browser origins allowed besides loopback ones (`http://localhost:5173`).
+    pub allow_origins: Vec<String>,
+    /// Whether only loopback `Host` names are accepted (DNS-rebinding protection). On when
+    /// bound to loopback; a server bound beyond loopback requires a token instead.
+    pub loopback_hosts_only: bool,
+    /// Serve the only environment's MCP at `/mcp` too.
+    pub mount_root_mcp: bool,
+}
+
+/// Why the HTTP server would not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A non-loopback address without a token would expose the environments to anyone.
+    #[error("refusing to listen on {0} without a token: pass --token TOKEN (or bind to 127.0.0.1)")]
+    TokenRequired(SocketAddr),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The server failed while running.
+    #[error("HTTP server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A JSON error response: `{"error": "sentence"}`.
+fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+fn hub_error(error: HubError) -> Response {
+    let status = match &error {
+        HubError::UnknownEpisode(_) => StatusCode::NOT_FOUND,
+        HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        _ => StatusCode::BAD_REQUEST,
+    };
+    json_error(status, error.to_string())
+}
+
+fn mcp_service(
+    factory: impl Fn() -> McpHandler + Send + Sync + 'static,
+) -> StreamableHttpService<McpHandler, LocalSessionManager> {
+    // Host and Origin are checked for every route by `guard`, so rmcp's own checks are off.
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_json_response(true)
+        .with_max_request_body_bytes(MCP_BODY_LIMIT);
+    StreamableHttpService::new(move || Ok(factory()), Default::default(), config)
+}
+
+/// The whole HTTP application for a hub.
+pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
+    let mut app = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/episodes", axum::routing::post(create_episode))
+        .route("/episodes/{id}", get(episode_status).delete(delete_episode))
+        .route("/episodes/{id}/trajectory", get(episode_trajectory))
+        .route("/tasks", get(tasks))
+        .layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT));
+
+    let single_env = hub.envs().count() == 1;
+    for env in hub.envs() {
+        let (hub_for, env_for) = (hub.clone(), env.clone());
+        let service = mcp_service(move || McpHandler::for_env(hub_for.clone(), env_for.clone()));
+        app = app.nest_service(&format!("/{}/mcp", env.name()), service.clone());
+        if options.mount_root_mcp && single_env {
+            app = app.nest_service("/mcp", service);
+        }
+    }
+    let hub_for = hub.clone();
+    let episode_mcp = Router::new()
+        .route_service(
+            "/episodes/{id}/mcp",
+            mcp_service(move || McpHandler::for_episode_routes(hub_for.clone())),
+        )
+        .layer(middleware::from_fn_with_state(hub.clone(), bind_episode_route));
+
+    app.merge(episode_mcp)
+        .layer(middleware::from_fn_with_state(Arc::new(options), guard))
+        .with_state(hub)
+}
+
+/// Binds to `addr`, prints the address, and serves until `shutdown` resolves; then closes
+/// every episode.
+pub async fn serve(
+    hub: Arc<Hub>,
+    addr: SocketAddr,
+    mut options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    if !addr.ip().is_loopback() && options.token.is_none() {
+        return Err(ServeError::TokenRequired(addr));
+    }
+    options.loopback_hosts_only = addr.ip().is_loopback();
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener.local_addr()?;
+    hub.spawn_reaper();
+    let app = router(hub.clone(), options);
+    // The line tests and tools wait for; stdout stays free.
+    eprintln!("mcpgym: listening on http://{local}");
+    let listener = listener.tap_io(|tcp| {
+        // Without it, Nagle and delayed ACKs add about 20 ms to small MCP responses.
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::warn!(%error, "cannot set TCP_NODELAY");
+        }
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    hub.close_all().await;
+    Ok(())
+}
+
+/// Host, Origin and token checks, for every route.
+async fn guard(State(options): State<Arc<HttpOptions>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    if options.loopback_hosts_only {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        if !is_loopback_host(host) {
+            return json_error(
+                StatusCode::FORBIDDEN,
+                format!("Host {host:?} is not allowed: this server answers loopback names only (localhost, 127.0.0.1, [::1])"),
+            );
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !origin_allowed(origin, &options.allow_origins) {
+            return json_error(
+                StatusCode::FORBIDDEN,
+                format!("Origin {origin:?} is not allowed; start the server with --allow-origin {origin} to allow it"),
+            );
+        }
+    }
+    if let Some(token) = &options.token
+        && request.uri().path() != "/healthz"
+        && !bearer_matches(headers, token)
+    {
+        let mut response = json_error(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong bearer token: send the header Authorization: Bearer <token>",
+        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return response;
+    }
+    next.run(request).await
+}
+
+/// For `/episodes/{id}/mcp`: 404 for an unknown episode, else tells the handler which one.
+async fn bind_episode_route(State(hub): State<Arc<Hub>>, mut request: Request, next: Next) -> Response {
+    let id = request
+        .uri()
+        .path()
+        .strip_prefix("/episodes/")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or("")
+        .to_owned();
+    if let Err(error) = hub.episode(&id) {
+        return hub_error(error);
+    }
+    request.extensions_mut().insert(EpisodeRoute(id.into()));
+    next.run(request).await
+}
+
+fn host_name(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        // [::1]:8000
+        return rest.split(']').next().unwrap_or("");
+    }
+    authority.rsplit_once(':').map_or(authority, |(h, _)| h)
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    is_loopback_name(host_name(host))
+}
+
+fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    let normalized = origin.trim_end_matches('/');
+    if allowed
+        .iter()
+        .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(normalized))
+    {
+        return true;
+    }
+    match normalized.split_once("://") {
+        Some(("http" | "https", authority)) => is_loopback_host(authority),
+        _ => false,
+    }
+}
+
+fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    // Compare in time independent of where the first difference is.
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
+    Json(json!({ "status": "ok", "episodes": hub.live_episodes() })).into_response()
+}
+
+async fn metrics(State(hub): State<Arc<Hub>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        hub.metrics().render(hub.live_episodes()),
+    )
+        .into_response()
+}
+
+async fn create_episode(
+    State(hub): State<Arc<Hub>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            return json_error(
+                rejection.status(),
+                format!("cannot read the request body: {rejection}; send at most {CONTROL_BODY_LIMIT} bytes of JSON"),
+            );
+        }
+    };
+    let request: CreateEpisode = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateEpisode::default()
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(request) => request,
+            Err(error) => {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    format!("the body is not a valid episode request ({error}); send JSON like {{\"env\": \"wordle\", \"seed\": 7}}"),
+                );
+            }
+        }
+    };
+    match hub.create(request).await {
+        Ok(created) => (StatusCode::CREATED, Json(created)).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+async fn episode_status(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
+    match hub.status(&id).await {
+        Ok(status) => Json(status).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+async fn episode_trajectory(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
+    match hub.trajectory(&id).await {
+        Ok(lines) => ([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+async fn delete_episode(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
+    match hub.delete(&id).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+/// `GET /tasks` query.
+#[derive(Debug, Deserialize)]
+struct TasksQuery {
+    env: Option<String>,
+    split: Option<Split>,
+}
+
+async fn tasks(
+    State(hub): State<Arc<Hub>>,
+    query: Result<Query<TasksQuery>, QueryRejection>,
+) -> Response {
+    let Query(query) = match query {
+        Ok(query) => query,
+        Err(rejection) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!("{}; use ?split=train or ?split=test (and env=NAME when several environments are hosted)", rejection.body_text()),
+            );
+        }
+    };
+    let env = match hub.env(query.env.as_deref()) {
+        Ok(env) => env,
+        Err(error) => return hub_error(error),
+    };
+    let split = query.split.unwrap_or(Split::Train);
+    Json(json!({
+        "env": env.name(),
+        "split": split,
+        "tasks": env.tasks().ids(split),
+    }))
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback_host("localhost:8000"));
+        assert!(is_loopback_host("127.0.0.1"));
+        assert!(is_loopback_host("[::1]:9"));
+        assert!(!is_loopback_host("evil.example:8000"));
+        assert!(!is_loopback_host(""));
+    }
+
+    #[test]
+    fn origins() {
+        assert!(origin_allowed("http://localhost:6274", &[]));
+        assert!(origin_allowed("http://127.0.0.1", &[]));
+        assert!(!origin_allowed("https://evil.example", &[]));
+        assert!(!origin_allowed("null", &[]));
+        assert!(origin_allowed(
+            "https://app.example",
+            &["https://app.example/".into()]
+        ));
+    }
+
+    #[test]
+    fn bearer() {
+        let mut headers = HeaderMap::new();
+        assert!(!bearer_matches(&headers, "s3cret"));
+        headers.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
+        assert!(bearer_matches(&headers, "s3cret"));
+        assert!(!bearer_matches(&headers, "s3cre"));
+    }
+}

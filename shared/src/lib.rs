@@ -1,0 +1,38 @@
+//! The session-and-reward layer beneath every mcpgym environment.
+//!
+//! An environment author implements [`Environment`] (how an episode starts from a task and
+//! which tools it offers) and [`EpisodeState`] (what each tool does to the state and what it
+//! pays). Everything else is written once, here:
+//!
+//! - [`episode`]: turn counting, `max_turns` truncation, freezing after `done`, the reward
+//!   ledger with named components and a once-only terminal reward, the trajectory;
+//! - [`store`]: live episodes with a capacity, an idle TTL and a reaper;
+//! - [`hub`]: the environments, the store and the settings behind every transport;
+//! - [`mcp`]: the MCP server handler and the rules that bind a tool call to its episode;
+//! - [`http`]: streamable HTTP MCP, the control plane, health and metrics;
+//! - [`cli`]: the flags every environment shares.
+
+pub mod cli;
+pub mod env;
+pub mod episode;
+pub mod http;
+pub mod hub;
+pub mod mcp;
+pub mod metrics;
+pub mod reward;
+pub mod rng;
+pub mod schema;
+pub mod stdio;
+pub mod store;
+pub mod task;
+pub mod trajectory;
+
+pub use env::{BoxFuture, EpisodeSpec, EpisodeState, Environment, StartError, StepOutcome};
+pub use hub::{Hub, HubError, HubSettings};
+pub use reward::Reward;
+pub use task::{Split, TaskSet};
+
+/// The `_meta` key a request uses to name its episode.
+pub const META_EPISODE: &str = "mcpgym/episode";
+/// The `_meta` key under which every tool result carries its step information.
+pub const META_STEP: &str = "mcpgym/step";

@@ -1,0 +1,222 @@
+//! The MCP server handler shared by every environment, and the rules that bind a tool call to
+//! its episode.
+//!
+//! rmcp makes one handler per stdio process, one per legacy-era HTTP session, and one per
+//! request for stateless (2026-07-28) clients, so episodes live in the [`Hub`], not here. A
+//! call finds its episode by the first of:
+//!
+//! 1. the request's `_meta["mcpgym/episode"]`;
+//! 2. the URL `/episodes/{id}/mcp` (the HTTP layer inserts an [`EpisodeRoute`]);
+//! 3. the episode already bound to this handler (the stdio process, or a legacy HTTP session);
+//! 4. a new episode, bound to this handler; its id is in the result's `_meta`.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::META_EPISODE;
+use crate::env::Environment;
+use crate::hub::{CreateEpisode, Hub, HubError};
+
+/// The episode named by the URL `/episodes/{id}/mcp`; put in the request's extensions by the
+/// HTTP layer.
+#[derive(Debug, Clone)]
+pub struct EpisodeRoute(pub Arc<str>);
+
+/// Which tools a handler lists.
+#[derive(Clone)]
+enum Scope {
+    /// One environment's (`/mcp`, `/<env>/mcp`, stdio).
+    Env(Arc<dyn Environment>),
+    /// The tools of the episode named in the URL (`/episodes/{id}/mcp`).
+    EpisodeRoute,
+}
+
+/// The MCP server for one environment, or for the episode a URL names.
+#[derive(Clone)]
+pub struct McpHandler {
+    hub: Arc<Hub>,
+    scope: Scope,
+    /// The episode bound to this handler's session (rule 3).
+    bound: Arc<tokio::sync::Mutex<Option<Arc<str>>>>,
+}
+
+impl std::fmt::Debug for McpHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHandler").finish_non_exhaustive()
+    }
+}
+
+impl McpHandler {
+    /// A handler for one environment, with no episode bound yet.
+    pub fn for_env(hub: Arc<Hub>, env: Arc<dyn Environment>) -> Self {
+        Self {
+            hub,
+            scope: Scope::Env(env),
+            bound: Default::default(),
+        }
+    }
+
+    /// A handler for `/episodes/{id}/mcp`: lists and calls the tools of the episode the URL
+    /// names.
+    pub fn for_episode_routes(hub: Arc<Hub>) -> Self {
+        Self {
+            hub,
+            scope: Scope::EpisodeRoute,
+            bound: Default::default(),
+        }
+    }
+
+    /// A handler with an episode already bound (stdio: the episode the CLI flags describe).
+    pub fn bound_to(hub: Arc<Hub>, env: Arc<dyn Environment>, episode: &str) -> Self {
+        Self {
+            hub,
+            scope: Scope::Env(env),
+            bound: Arc::new(tokio::sync::Mutex::new(Some(episode.into()))),
+        }
+    }
+
+    fn route(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<EpisodeRoute>())
+            .or_else(|| context.extensions.get::<EpisodeRoute>())
+            .map(|route| route.0.clone())
+    }
+
+    /// Finds the episode a call belongs to, starting one if nothing names it.
+    async fn bind(
+        &self,
+        params: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Arc<str>, McpError> {
+        let named = params
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(META_EPISODE))
+            .or_else(|| context.meta.get(META_EPISODE));
+        if let Some(value) = named {
+            return match value {
+                Value::String(id) => Ok(id.as_str().into()),
+                other => Err(McpError::invalid_params(
+                    format!("_meta[\"{META_EPISODE}\"] must be an episode id string, not {other}"),
+                    None,
+                )),
+            };
+        }
+        if let Some(id) = Self::route(context) {
+            return Ok(id);
+        }
+        let mut bound = self.bound.lock().await;
+        if let Some(id) = bound.as_ref() {
+            return Ok(id.clone());
+        }
+        let Scope::Env(env) = &self.scope else {
+            return Err(McpError::invalid_params(
+                "this endpoint serves /episodes/{id}/mcp only; name an episode in the URL",
+                None,
+            ));
+        };
+        let created = self
+            .hub
+            .create(CreateEpisode {
+                env: Some(env.name().to_owned()),
+                ..CreateEpisode::default()
+            })
+            .await
+            .map_err(to_mcp_error)?;
+        let id: Arc<str> = created.id.into();
+        *bound = Some(id.clone());
+        Ok(id)
+    }
+
+    fn tools_for(&self, context: &RequestContext<RoleServer>) -> Result<Vec<Tool>, McpError> {
+        match &self.scope {
+            Scope::Env(env) => Ok(env.tools().to_vec()),
+            Scope::EpisodeRoute => {
+                let id = Self::route(context).ok_or_else(|| {
+                    McpError::invalid_params("name an episode in the URL", None)
+                })?;
+                let slot = self.hub.episode(&id).map_err(to_mcp_error)?;
+                Ok(slot.env.tools().to_vec())
+            }
+        }
+    }
+}
+
+/// A hub error as a JSON-RPC error: these are faults of the harness (an unknown episode, a
+/// full server), not moves the model made.
+pub fn to_mcp_error(error: HubError) -> McpError {
+    let code = match &error {
+        HubError::Full(_) | HubError::Start(_) => ErrorCode::INTERNAL_ERROR,
+        _ => ErrorCode::INVALID_PARAMS,
+    };
+    McpError::new(code, error.to_string(), None)
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        let (name, instructions) = match &self.scope {
+            Scope::Env(env) => (format!("mcpgym-{}", env.name()), env.instructions().to_owned()),
+            Scope::EpisodeRoute => (
+                "mcpgym".to_owned(),
+                "One mcpgym episode: the tools of its environment.".to_owned(),
+            ),
+        };
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        match &self.scope {
+            Scope::Env(env) => env.tools().iter().find(|t| t.name == name).cloned(),
+            Scope::EpisodeRoute => None,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools_for(&context)?))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // An unknown tool must not start an episode on its way to failing.
+        if let Scope::Env(env) = &self.scope
+            && !env.tools().iter().any(|t| t.name == request.name)
+        {
+            return Err(to_mcp_error(HubError::UnknownTool {
+                env: env.name(),
+                tool: request.name.to_string(),
+                offered: env
+                    .tools()
+                    .iter()
+                    .map(|t| t.name.as_ref())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }));
+        }
+        let episode = self.bind(&request, &context).await?;
+        let arguments = request.arguments.unwrap_or_default();
+        let result = self
+            .hub
+            .call(&episode, &request.name, arguments)
+            .await
+            .map_err(to_mcp_error)?;
+        Ok(result.into())
+    }
+}

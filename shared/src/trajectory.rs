@@ -1,0 +1,210 @@
+//! Trajectories: one JSON Lines record per tool call, kept with the episode and, with
+//! `--trajectory-dir`, appended to `DIR/<episode>.jsonl`.
+//!
+//! Files are written by one background thread so that no tool call waits on the disk.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use rmcp::model::{ContentBlock, JsonObject};
+use serde::Serialize;
+
+/// One tool call, as recorded.
+#[derive(Debug, Serialize)]
+pub struct TrajectoryRecord<'a> {
+    /// Wall-clock time of the call's end, RFC 3339 in UTC.
+    pub time: String,
+    /// The episode id.
+    pub episode: &'a str,
+    /// The turn number this call was (1-based).
+    pub turn: u32,
+    /// The tool called.
+    pub tool: &'a str,
+    /// The arguments as sent.
+    pub arguments: &'a JsonObject,
+    /// The text the model saw.
+    pub observation: String,
+    /// Whether the call was refused.
+    pub is_error: bool,
+    /// The structured observation, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<&'a serde_json::Value>,
+    /// The reward paid on this call.
+    pub reward: f64,
+    /// The components of that reward.
+    pub reward_components: &'a std::collections::BTreeMap<std::borrow::Cow<'static, str>, f64>,
+    /// Whether the episode is done after this call.
+    pub done: bool,
+    /// Whether it ended at the turn limit.
+    pub truncated: bool,
+    /// How long the call took, in milliseconds.
+    pub latency_ms: f64,
+}
+
+/// The text of an observation, as a trajectory shows it: text parts joined by newlines,
+/// other parts named.
+pub fn observation_text(content: &[ContentBlock]) -> String {
+    let mut text = String::new();
+    for block in content {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        match block {
+            ContentBlock::Text(t) => text.push_str(&t.text),
+            ContentBlock::Image(image) => {
+                text.push_str(&format!("[image {}]", image.mime_type));
+            }
+            _ => text.push_str("[non-text content]"),
+        }
+    }
+    text
+}
+
+/// Seconds since the Unix epoch formatted as RFC 3339 UTC with milliseconds.
+pub fn rfc3339_now() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let millis = now.subsec_millis();
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+enum SinkMessage {
+    Append { episode: String, line: String },
+    Close { episode: String },
+}
+
+/// Appends trajectory lines to per-episode files from a background thread.
+#[derive(Debug, Clone)]
+pub struct TrajectorySink {
+    dir: PathBuf,
+    sender: mpsc::Sender<SinkMessage>,
+}
+
+impl std::fmt::Debug for SinkMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SinkMessage")
+    }
+}
+
+/// Files kept open at once; past this the writer closes them all and reopens on demand.
+const MAX_OPEN_FILES: usize = 256;
+
+impl TrajectorySink {
+    /// Creates the directory if needed and starts the writer thread.
+    pub fn start(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        let (sender, receiver) = mpsc::channel::<SinkMessage>();
+        let thread_dir = dir.clone();
+        std::thread::Builder::new()
+            .name("mcpgym-trajectory".into())
+            .spawn(move || write_loop(&thread_dir, receiver))?;
+        Ok(Self { dir, sender })
+    }
+
+    /// The file an episode's trajectory is written to.
+    pub fn path_for(&self, episode: &str) -> PathBuf {
+        self.dir.join(format!("{episode}.jsonl"))
+    }
+
+    /// Queues one line (without its newline) for an episode's file.
+    pub fn append(&self, episode: &str, line: String) {
+        let _ = self.sender.send(SinkMessage::Append {
+            episode: episode.to_owned(),
+            line,
+        });
+    }
+
+    /// Flushes and closes an episode's file.
+    pub fn close(&self, episode: &str) {
+        let _ = self.sender.send(SinkMessage::Close {
+            episode: episode.to_owned(),
+        });
+    }
+}
+
+fn write_loop(dir: &Path, receiver: mpsc::Receiver<SinkMessage>) {
+    let mut open: HashMap<String, BufWriter<File>> = HashMap::new();
+    while let Ok(first) = receiver.recv() {
+        let mut next = Some(first);
+        // Drain everything queued, then flush once.
+        while let Some(message) = next.take() {
+            match message {
+                SinkMessage::Append { episode, line } => {
+                    if !open.contains_key(&episode) && open.len() >= MAX_OPEN_FILES {
+                        for (_, mut file) in open.drain() {
+                            let _ = file.flush();
+                        }
+                    }
+                    let writer = match open.entry(episode) {
+                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            let path = dir.join(format!("{}.jsonl", e.key()));
+                            match OpenOptions::new().create(true).append(true).open(&path) {
+                                Ok(file) => e.insert(BufWriter::new(file)),
+                                Err(error) => {
+                                    tracing::error!(path = %path.display(), %error, "cannot open trajectory file");
+                                    next = receiver.try_recv().ok();
+                                    continue;
+                                }
+                            }
+                        }
+                    };
+                    if let Err(error) = writer
+                        .write_all(line.as_bytes())
+                        .and_then(|()| writer.write_all(b"\n"))
+                    {
+                        tracing::error!(%error, "cannot write trajectory record");
+                    }
+                }
+                SinkMessage::Close { episode } => {
+                    if let Some(mut file) = open.remove(&episode) {
+                        let _ = file.flush();
+                    }
+                }
+            }
+            next = receiver.try_recv().ok();
+        }
+        for file in open.values_mut() {
+            let _ = file.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_correct() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_423), (2025, 12, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+}
