@@ -1,0 +1,337 @@
+//! One game of Wordle: the board, the moves, and what each tool shows.
+
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use mcpgym_shared::env::parse_arguments;
+use mcpgym_shared::{BoxFuture, EpisodeState, StepOutcome};
+
+use crate::feedback::{Mark, score};
+use crate::reward::RewardConfig;
+use crate::words::{Word, WordList, parse_word, word_str};
+
+/// Guesses per game.
+pub const MAX_GUESSES: usize = 6;
+
+/// Arguments of `guess`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuessArgs {
+    /// Your guess: a 5-letter English word (case does not matter).
+    pub word: String,
+}
+
+/// Arguments of `history`: none.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryArgs {}
+
+/// What `guess` returns as structured content.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GuessObservation {
+    /// The guess, lowercase.
+    pub guess: String,
+    /// One mark per letter.
+    pub feedback: Vec<Mark>,
+    /// Valid guesses made so far.
+    pub guesses_used: usize,
+    /// Guesses remaining.
+    pub guesses_left: usize,
+    /// Whether the word has been found.
+    pub solved: bool,
+    /// Whether the game is over.
+    pub done: bool,
+}
+
+/// One row of the board.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BoardRow {
+    /// The guess, lowercase.
+    pub guess: String,
+    /// One mark per letter.
+    pub feedback: Vec<Mark>,
+}
+
+/// What `history` returns as structured content.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BoardObservation {
+    /// Every valid guess so far, in order.
+    pub guesses: Vec<BoardRow>,
+    /// Valid guesses made so far.
+    pub guesses_used: usize,
+    /// Guesses remaining.
+    pub guesses_left: usize,
+    /// Whether the word has been found.
+    pub solved: bool,
+    /// Whether the game is over.
+    pub done: bool,
+}
+
+/// The state of one game.
+#[derive(Debug)]
+pub struct WordleGame {
+    answer: Word,
+    words: Arc<WordList>,
+    reward: RewardConfig,
+    board: Vec<(Word, [Mark; 5])>,
+    /// Answers still consistent with the board, as a bitset over the answer list (shaped
+    /// reward only).
+    candidates: Option<Vec<u64>>,
+}
+
+impl WordleGame {
+    /// A new game for `answer`.
+    pub fn new(answer: Word, words: Arc<WordList>, reward: RewardConfig) -> Self {
+        let candidates = (reward.mode == crate::reward::RewardMode::Shaped).then(|| {
+            let n = words.answers().len();
+            let mut bits = vec![u64::MAX; n.div_ceil(64)];
+            if n % 64 != 0 {
+                *bits.last_mut().expect("non-empty list") = (1u64 << (n % 64)) - 1;
+            }
+            bits
+        });
+        Self {
+            answer,
+            words,
+            reward,
+            board: Vec::new(),
+            candidates,
+        }
+    }
+
+    fn solved(&self) -> bool {
+        self.board.last().is_some_and(|(_, marks)| *marks == [Mark::Green; 5])
+    }
+
+    fn done(&self) -> bool {
+        self.solved() || self.board.len() >= MAX_GUESSES
+    }
+
+    fn guesses_left(&self) -> usize {
+        MAX_GUESSES - self.board.len()
+    }
+
+    /// The board as the model reads it: one line per guess, then what is left.
+    fn board_text(&self) -> String {
+        let mut text = String::new();
+        for (word, marks) in &self.board {
+            text.push_str(&word_str(word).to_ascii_uppercase());
+            text.push(' ');
+            text.extend(marks.iter().map(|m| m.square()));
+            text.push('\n');
+        }
+        let answer = word_str(&self.answer).to_ascii_uppercase();
+        if self.solved() {
+            let n = self.board.len();
+            let plural = if n == 1 { "guess" } else { "guesses" };
+            text.push_str(&format!("Solved in {n} {plural}! The answer was {answer}."));
+        } else if self.done() {
+            text.push_str(&format!("Out of guesses. The answer was {answer}."));
+        } else if self.board.is_empty() {
+            text.push_str(&format!("No guesses yet. {} guesses left.", self.guesses_left()));
+        } else {
+            let left = self.guesses_left();
+            let plural = if left == 1 { "guess" } else { "guesses" };
+            text.push_str(&format!("{left} {plural} left."));
+        }
+        text
+    }
+
+    /// Narrows the candidates to those consistent with the newest row; returns (before, after).
+    fn narrow(&mut self, guess: &Word, marks: &[Mark; 5]) -> Option<(usize, usize)> {
+        let answers = self.words.answers();
+        let bits = self.candidates.as_mut()?;
+        let before: usize = bits.iter().map(|b| b.count_ones() as usize).sum();
+        for (index, answer) in answers.iter().enumerate() {
+            let (word, bit) = (index / 64, 1u64 << (index % 64));
+            if bits[word] & bit != 0 && score(guess, answer) != *marks {
+                bits[word] &= !bit;
+            }
+        }
+        let after: usize = bits.iter().map(|b| b.count_ones() as usize).sum();
+        Some((before, after))
+    }
+
+    fn refuse(&self, why: String) -> StepOutcome {
+        let left = self.guesses_left();
+        let mut outcome = StepOutcome::error(format!(
+            "{why} No guess was used; {left} {} left.",
+            if left == 1 { "guess" } else { "guesses" }
+        ));
+        if let Some(penalty) = self.reward.invalid() {
+            outcome = outcome.with_reward(penalty);
+        }
+        outcome
+    }
+
+    fn guess(&mut self, arguments: JsonObject) -> StepOutcome {
+        let args: GuessArgs = match parse_arguments("guess", arguments, r#"{"word": "crane"}"#) {
+            Ok(args) => args,
+            Err(refused) => return refused,
+        };
+        let Some(word) = parse_word(&args.word) else {
+            return self.refuse(format!(
+                "{:?} is not a guess: a guess is exactly 5 letters A-Z, like \"crane\".",
+                args.word.trim()
+            ));
+        };
+        if !self.words.is_allowed(&word) {
+            return self.refuse(format!(
+                "{} is not in the word list; guess an English 5-letter word.",
+                word_str(&word).to_ascii_uppercase()
+            ));
+        }
+        let marks = score(&word, &self.answer);
+        self.board.push((word, marks));
+        let narrowed = self.narrow(&word, &marks);
+        let observation = GuessObservation {
+            guess: word_str(&word).to_owned(),
+            feedback: marks.to_vec(),
+            guesses_used: self.board.len(),
+            guesses_left: self.guesses_left(),
+            solved: self.solved(),
+            done: self.done(),
+        };
+        let mut outcome = StepOutcome::ok(self.board_text())
+            .with_structured(serde_json::to_value(&observation).unwrap_or_default());
+        if let Some((before, after)) = narrowed
+            && let Some(reward) =
+                self.reward
+                    .information(before, after, self.words.answers().len())
+        {
+            outcome = outcome.with_reward(reward);
+        }
+        if self.done() {
+            let solved_in = self.solved().then_some(self.board.len());
+            outcome = outcome.finish(self.reward.terminal(solved_in));
+        }
+        outcome
+    }
+
+    fn history(&self, arguments: JsonObject) -> StepOutcome {
+        if let Err(refused) = parse_arguments::<HistoryArgs>("history", arguments, "{}") {
+            return refused;
+        }
+        let observation = BoardObservation {
+            guesses: self
+                .board
+                .iter()
+                .map(|(word, marks)| BoardRow {
+                    guess: word_str(word).to_owned(),
+                    feedback: marks.to_vec(),
+                })
+                .collect(),
+            guesses_used: self.board.len(),
+            guesses_left: self.guesses_left(),
+            solved: self.solved(),
+            done: self.done(),
+        };
+        StepOutcome::ok(self.board_text())
+            .with_structured(serde_json::to_value(&observation).unwrap_or_default())
+    }
+}
+
+impl EpisodeState for WordleGame {
+    fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
+        let outcome = match tool {
+            "guess" => self.guess(arguments),
+            "history" => self.history(arguments),
+            other => StepOutcome::error(format!("unknown tool {other:?}; use guess or history")),
+        };
+        Box::pin(std::future::ready(outcome))
+    }
+
+    fn reveal(&self) -> JsonObject {
+        let mut revealed = JsonObject::new();
+        revealed.insert("answer".into(), word_str(&self.answer).into());
+        revealed.insert("solved".into(), self.solved().into());
+        revealed.insert("guesses_used".into(), self.board.len().into());
+        revealed
+    }
+
+    fn truncate(&mut self) -> Option<String> {
+        Some(format!(
+            "The answer was {}.",
+            word_str(&self.answer).to_ascii_uppercase()
+        ))
+    }
+
+    fn over_message(&self) -> &str {
+        "The game is over; start a new episode."
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reward::RewardMode;
+    use mcpgym_shared::trajectory::observation_text;
+
+    fn game(mode: RewardMode) -> WordleGame {
+        let words = Arc::new(WordList::original());
+        WordleGame::new(*b"apple", words, RewardConfig::new(mode, None))
+    }
+
+    fn args(word: &str) -> JsonObject {
+        let mut a = JsonObject::new();
+        a.insert("word".into(), word.into());
+        a
+    }
+
+    #[test]
+    fn a_win_finishes_with_the_terminal_reward() {
+        let mut g = game(RewardMode::Sparse);
+        let first = g.guess(args("PAPER "));
+        assert!(!first.is_error);
+        let text = observation_text(&first.content);
+        assert!(text.starts_with("PAPER 🟨🟨🟩🟨⬛\n5 guesses left."), "{text}");
+        assert!(!text.to_lowercase().contains("apple"));
+        assert!(first.finished.is_none());
+        let win = g.guess(args("apple"));
+        assert!(observation_text(&win.content).contains("Solved in 2 guesses! The answer was APPLE."));
+        let terminal = win.finished.unwrap();
+        assert_eq!(terminal[0].value, 1.0);
+        assert_eq!(terminal[1].value, 0.4);
+    }
+
+    #[test]
+    fn invalid_guesses_use_no_guess() {
+        let mut g = game(RewardMode::Shaped);
+        for bad in ["abc", "xqzvb", "cr4ne", ""] {
+            let out = g.guess(args(bad));
+            assert!(out.is_error, "{bad}");
+            assert_eq!(out.rewards[0].name, "invalid");
+        }
+        let wrong_type = g.guess({
+            let mut a = JsonObject::new();
+            a.insert("word".into(), 12.into());
+            a
+        });
+        assert!(observation_text(&wrong_type.content).contains("Invalid arguments for guess"));
+        assert_eq!(g.guesses_left(), 6);
+    }
+
+    #[test]
+    fn six_misses_lose() {
+        let mut g = game(RewardMode::Shaped);
+        let mut last = None;
+        for word in ["crane", "sloth", "dumpy", "wight", "fjord", "vexed"] {
+            last = Some(g.guess(args(word)));
+        }
+        let last = last.unwrap();
+        assert!(observation_text(&last.content).contains("Out of guesses. The answer was APPLE."));
+        assert_eq!(last.finished.unwrap()[0].value, 0.0);
+        assert!(g.done());
+    }
+
+    #[test]
+    fn shaped_information_is_positive_and_bounded() {
+        let mut g = game(RewardMode::Shaped);
+        let out = g.guess(args("crane"));
+        let info = out.rewards.iter().find(|r| r.name == "information").unwrap();
+        assert!(info.value > 0.0 && info.value < 0.2, "{}", info.value);
+    }
+}
