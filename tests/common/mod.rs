@@ -1,0 +1,210 @@
+//! Helpers shared by the end-to-end tests: start the real `mcpgym` binary and talk to it as
+//! clients do (rmcp's client over stdio and streamable HTTP, reqwest for the control plane).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, MetaObject, ProtocolVersion,
+    RequestMetaObject,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcpgym");
+
+/// A file under `tests/data`.
+pub fn data(name: &str) -> String {
+    format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An MCP client session.
+pub type Client = RunningService<RoleClient, ()>;
+
+/// A server process listening on a loopback port; killed when dropped.
+pub struct HttpServer {
+    child: Child,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    /// Everything the server wrote to stderr after its listening line.
+    pub log: Arc<Mutex<String>>,
+}
+
+impl HttpServer {
+    /// Starts `mcpgym <args…> --http 127.0.0.1:0` and waits until it listens.
+    pub fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mcpgym");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if let Some(url) = line.strip_prefix("mcpgym: listening on ") {
+                        break url.to_owned();
+                    }
+                }
+                _ => panic!("mcpgym exited before listening: {:?}", child.wait()),
+            }
+        };
+        let log = Arc::new(Mutex::new(String::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&line);
+                sink.lock().unwrap().push('\n');
+            }
+        });
+        Self { child, base, log }
+    }
+
+    /// A URL on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// An MCP client speaking the legacy (2025-11-25) era, with a session.
+    pub async fn legacy_client(&self, path: &str) -> Client {
+        let transport = StreamableHttpClientTransport::from_uri(self.url(path));
+        let client = ().serve(transport).await.expect("legacy MCP client connects");
+        assert_eq!(
+            client.peer_info().unwrap().protocol_version,
+            ProtocolVersion::V_2025_11_25
+        );
+        client
+    }
+
+    /// An MCP client speaking the stateless 2026-07-28 era.
+    pub async fn stateless_client(&self, path: &str) -> Client {
+        let transport = StreamableHttpClientTransport::from_uri(self.url(path));
+        let client = ()
+            .serve_with_lifecycle(
+                transport,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .expect("2026-07-28 MCP client connects");
+        assert_eq!(
+            client.peer_info().unwrap().protocol_version,
+            ProtocolVersion::V_2026_07_28
+        );
+        client
+    }
+
+    /// `POST /episodes` with a JSON body; returns the created episode.
+    pub async fn create(&self, body: Value) -> Value {
+        let response = http()
+            .post(self.url("/episodes"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "create {body}");
+        response.json().await.unwrap()
+    }
+
+    /// `GET /episodes/{id}`.
+    pub async fn status(&self, id: &str) -> Value {
+        http()
+            .get(self.url(&format!("/episodes/{id}")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A plain HTTP client for the control plane.
+pub fn http() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+/// An MCP client over stdio to `mcpgym <args…>`.
+pub async fn stdio_client(args: &[&str]) -> Client {
+    let mut command = tokio::process::Command::new(BIN);
+    command.args(args).stderr(Stdio::null());
+    let transport = TokioChildProcess::new(command).expect("spawn mcpgym");
+    ().serve(transport).await.expect("stdio MCP client connects")
+}
+
+/// Arguments for `guess`.
+pub fn word(word: &str) -> JsonObject {
+    json!({ "word": word }).as_object().unwrap().clone()
+}
+
+/// A `tools/call` request.
+pub fn call(tool: &str, arguments: JsonObject) -> CallToolRequestParams {
+    CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)
+}
+
+/// A `tools/call` request that names its episode in `_meta`.
+pub fn call_in(episode: &str, tool: &str, arguments: JsonObject) -> CallToolRequestParams {
+    let mut params = call(tool, arguments);
+    let mut meta = JsonObject::new();
+    meta.insert("mcpgym/episode".into(), episode.into());
+    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+    params
+}
+
+/// `guess(word)` on the client's episode.
+pub async fn guess(client: &Client, w: &str) -> CallToolResult {
+    client.call_tool(call("guess", word(w))).await.expect("guess call")
+}
+
+/// The text content of a result.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The step information in a result's `_meta`.
+pub fn step(result: &CallToolResult) -> Value {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("mcpgym/step"))
+        .cloned()
+        .expect("every tool result carries _meta[\"mcpgym/step\"]")
+}
+
+/// Whether a result is an error result.
+pub fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+/// Six allowed words that share no letter with `answer` where possible: guesses that lose.
+pub fn losing_guesses(answer: &str) -> Vec<&'static str> {
+    const POOL: [&str; 14] = [
+        "crane", "sloth", "dumpy", "wight", "fjord", "vexed", "abbot", "lymph", "knock", "zesty",
+        "gawky", "pious", "brick", "mound",
+    ];
+    POOL.into_iter().filter(|w| *w != answer).take(6).collect()
+}
