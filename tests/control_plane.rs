@@ -17,7 +17,13 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 async fn error_of(response: reqwest::Response) -> (u16, String) {
     let status = response.status().as_u16();
     let body: Value = response.json().await.expect("errors are JSON");
-    (status, body["error"].as_str().expect("an error sentence").to_owned())
+    (
+        status,
+        body["error"]
+            .as_str()
+            .expect("an error sentence")
+            .to_owned(),
+    )
 }
 
 #[tokio::test]
@@ -35,10 +41,14 @@ async fn round_trip_create_play_inspect_delete() {
     assert_eq!(status["done"], false);
     assert!(status.get("answer").is_none());
 
-    let client = server.legacy_client(created["mcp_url"].as_str().unwrap()).await;
+    let client = server
+        .legacy_client(created["mcp_url"].as_str().unwrap())
+        .await;
     guess(&client, "xqzvb").await; // refused
     guess(&client, "crane").await;
-    let answer = Wordle::new(WordleConfig::default()).answer_of("test-0000").unwrap();
+    let answer = Wordle::new(WordleConfig::default())
+        .answer_of("test-0000")
+        .unwrap();
     assert_eq!(answer, "serif");
     let win = guess(&client, &answer).await;
     assert_eq!(step(&win)["done"], true);
@@ -58,13 +68,24 @@ async fn round_trip_create_play_inspect_delete() {
         .unwrap();
     assert_eq!(trajectory.status(), 200);
     let body = trajectory.text().await.unwrap();
-    let records: Vec<Value> = body.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = body
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(records.len(), 3);
     assert_eq!(records[0]["tool"], "guess");
     assert_eq!(records[0]["arguments"], json!({"word": "xqzvb"}));
     assert_eq!(records[0]["is_error"], true);
-    assert!(records[0]["observation"].as_str().unwrap().contains("not in the word list"));
-    assert_eq!(records[1]["observation"].as_str().unwrap().lines().count(), 2);
+    assert!(
+        records[0]["observation"]
+            .as_str()
+            .unwrap()
+            .contains("not in the word list")
+    );
+    assert_eq!(
+        records[1]["observation"].as_str().unwrap().lines().count(),
+        2
+    );
     assert_eq!(records[2]["done"], true);
     assert_eq!(records[2]["reward"], step(&win)["reward"]);
     for (i, record) in records.iter().enumerate() {
@@ -75,12 +96,27 @@ async fn round_trip_create_play_inspect_delete() {
     }
     client.cancel().await.unwrap();
 
-    let deleted = http().delete(server.url(&format!("/episodes/{id}"))).send().await.unwrap();
+    let deleted = http()
+        .delete(server.url(&format!("/episodes/{id}")))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status(), 204);
-    let (status, message) = error_of(http().get(server.url(&format!("/episodes/{id}"))).send().await.unwrap()).await;
+    let (status, message) = error_of(
+        http()
+            .get(server.url(&format!("/episodes/{id}")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, 404);
     assert!(message.contains("unknown episode"), "{message}");
-    let again = http().delete(server.url(&format!("/episodes/{id}"))).send().await.unwrap();
+    let again = http()
+        .delete(server.url(&format!("/episodes/{id}")))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), 404);
 
     // The file outlives the episode and is served from disk.
@@ -116,14 +152,23 @@ async fn bad_requests_get_a_sentence() {
     };
     let cases = [
         ("{bad json", "not a valid episode request"),
-        (r#"{"seed": "abc"}"#, "invalid type: string \"abc\", expected u64"),
+        (
+            r#"{"seed": "abc"}"#,
+            "invalid type: string \"abc\", expected u64",
+        ),
         (r#"{"seed": -1}"#, "expected u64"),
         (r#"{"sede": 1}"#, "unknown field `sede`"),
         (r#"{"env": "chess"}"#, "unknown environment \"chess\""),
         (r#"{"task": "train-99999"}"#, "unknown task \"train-99999\""),
-        (r#"{"task": "train-0000", "split": "test"}"#, "is in the train split, not test"),
+        (
+            r#"{"task": "train-0000", "split": "test"}"#,
+            "is in the train split, not test",
+        ),
         (r#"{"split": "validation"}"#, "unknown variant `validation`"),
-        (r#"{"options": {"reward": "dense"}}"#, "invalid Wordle options"),
+        (
+            r#"{"options": {"reward": "dense"}}"#,
+            "invalid Wordle options",
+        ),
         (r#"[1, 2]"#, "not a valid episode request"),
     ];
     for (body, expected) in cases {
@@ -135,7 +180,12 @@ async fn bad_requests_get_a_sentence() {
     assert_eq!(post("").await.unwrap().status(), 201);
     // Oversized bodies are refused before parsing.
     let huge = format!("{{\"task\": \"{}\"}}", "x".repeat(200_000));
-    let response = http().post(server.url("/episodes")).body(huge).send().await.unwrap();
+    let response = http()
+        .post(server.url("/episodes"))
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
     let (status, message) = error_of(response).await;
     assert_eq!(status, 413);
     assert!(message.contains("at most"), "{message}");
@@ -150,7 +200,11 @@ async fn bad_requests_get_a_sentence() {
         .await
         .unwrap();
     assert!(response.status().is_client_error(), "{}", response.status());
-    let tasks = http().get(server.url("/tasks?split=nope")).send().await.unwrap();
+    let tasks = http()
+        .get(server.url("/tasks?split=nope"))
+        .send()
+        .await
+        .unwrap();
     let (status, message) = error_of(tasks).await;
     assert_eq!(status, 400);
     assert!(message.contains("split=train"), "{message}");
@@ -163,12 +217,31 @@ async fn task_lists_are_ids_only_and_disjoint() {
     let server = HttpServer::start(&["wordle"]);
     let get = |split: &'static str| {
         let url = server.url(&format!("/tasks?split={split}"));
-        async move { http().get(url).send().await.unwrap().json::<Value>().await.unwrap() }
+        async move {
+            http()
+                .get(url)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
     };
     let train = get("train").await;
     let test = get("test").await;
-    let train_ids: Vec<&str> = train["tasks"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-    let test_ids: Vec<&str> = test["tasks"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let train_ids: Vec<&str> = train["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let test_ids: Vec<&str> = test["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     assert_eq!(train_ids.len(), 1881);
     assert_eq!(test_ids.len(), 434);
     assert!(train_ids.iter().all(|id| !test_ids.contains(id)));
@@ -184,16 +257,29 @@ async fn capacity_is_enforced_with_503() {
     let server = HttpServer::start(&["wordle", "--max-episodes", "2"]);
     let first = server.create(json!({})).await;
     server.create(json!({})).await;
-    let response = http().post(server.url("/episodes")).json(&json!({})).send().await.unwrap();
+    let response = http()
+        .post(server.url("/episodes"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     let (status, message) = error_of(response).await;
     assert_eq!(status, 503);
     assert!(message.contains("maximum of 2 episodes"), "{message}");
     // Sessions that would need a new episode get a protocol error, not a hang.
     let client = server.legacy_client("/mcp").await;
-    let error = client.call_tool(call("guess", word("crane"))).await.unwrap_err().to_string();
+    let error = client
+        .call_tool(call("guess", word("crane")))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("maximum of 2 episodes"), "{error}");
     // Deleting frees a place.
-    http().delete(server.url(&format!("/episodes/{}", first["id"].as_str().unwrap()))).send().await.unwrap();
+    http()
+        .delete(server.url(&format!("/episodes/{}", first["id"].as_str().unwrap())))
+        .send()
+        .await
+        .unwrap();
     let result = guess(&client, "crane").await;
     assert_eq!(step(&result)["turn"], 1);
     client.cancel().await.unwrap();
@@ -209,33 +295,77 @@ async fn idle_episodes_are_reaped() {
     // Keep one busy for longer than the TTL; leave the other idle.
     for _ in 0..8 {
         tokio::time::sleep(Duration::from_millis(250)).await;
-        assert_eq!(http().get(server.url(&kept_url)).send().await.unwrap().status(), 200);
+        assert_eq!(
+            http()
+                .get(server.url(&kept_url))
+                .send()
+                .await
+                .unwrap()
+                .status(),
+            200
+        );
     }
     let response = http().get(server.url(&dropped_url)).send().await.unwrap();
     assert_eq!(response.status(), 404);
-    let metrics = http().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = http()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(metrics.contains("mcpgym_episodes_live 1"), "{metrics}");
-    assert!(metrics.contains("mcpgym_episodes_started_total{env=\"wordle\"} 2"), "{metrics}");
+    assert!(
+        metrics.contains("mcpgym_episodes_started_total{env=\"wordle\"} 2"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
 async fn token_is_required_when_set() {
     let server = HttpServer::start(&["wordle", "--token", "s3cret"]);
     let url = server.url("/episodes");
-    let (status, message) = error_of(http().post(&url).json(&json!({})).send().await.unwrap()).await;
+    let (status, message) =
+        error_of(http().post(&url).json(&json!({})).send().await.unwrap()).await;
     assert_eq!(status, 401);
     assert!(message.contains("Authorization: Bearer"), "{message}");
-    let wrong = http().post(&url).bearer_auth("guess").json(&json!({})).send().await.unwrap();
+    let wrong = http()
+        .post(&url)
+        .bearer_auth("guess")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(wrong.status(), 401);
     assert_eq!(wrong.headers()["www-authenticate"], "Bearer");
-    let right = http().post(&url).bearer_auth("s3cret").json(&json!({})).send().await.unwrap();
+    let right = http()
+        .post(&url)
+        .bearer_auth("s3cret")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(right.status(), 201);
-    let mcp = http().post(server.url("/mcp")).json(&json!({})).send().await.unwrap();
+    let mcp = http()
+        .post(server.url("/mcp"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(mcp.status(), 401);
     let metrics = http().get(server.url("/metrics")).send().await.unwrap();
     assert_eq!(metrics.status(), 401);
     // Probes need no token.
-    assert_eq!(http().get(server.url("/healthz")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        http()
+            .get(server.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 }
 
 #[test]
@@ -247,7 +377,10 @@ fn refuses_to_listen_beyond_loopback_without_a_token() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("refusing to listen on 0.0.0.0:0 without a token"), "{stderr}");
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0 without a token"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -262,12 +395,28 @@ async fn foreign_origins_and_hosts_are_refused() {
             .send()
     };
     for path in ["/episodes", "/mcp"] {
-        let (status, message) = error_of(with_origin(path, "https://evil.example").await.unwrap()).await;
+        let (status, message) =
+            error_of(with_origin(path, "https://evil.example").await.unwrap()).await;
         assert_eq!(status, 403, "{path}");
-        assert!(message.contains("--allow-origin https://evil.example"), "{message}");
+        assert!(
+            message.contains("--allow-origin https://evil.example"),
+            "{message}"
+        );
     }
-    assert_eq!(with_origin("/episodes", "http://localhost:6274").await.unwrap().status(), 201);
-    assert_eq!(with_origin("/episodes", "https://app.example").await.unwrap().status(), 201);
+    assert_eq!(
+        with_origin("/episodes", "http://localhost:6274")
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    assert_eq!(
+        with_origin("/episodes", "https://app.example")
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
     // DNS rebinding: a loopback server answers loopback names only.
     let rebound = http()
         .get(server.url("/healthz"))
@@ -285,9 +434,25 @@ async fn metrics_count_calls_and_finished_episodes() {
     guess(&client, "crane").await;
     let last = guess(&client, "sloth").await;
     assert_eq!(step(&last)["truncated"], true);
-    let metrics = http().get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("mcpgym_tool_calls_total{env=\"wordle\"} 2"), "{metrics}");
-    assert!(metrics.contains("mcpgym_episodes_finished_total{env=\"wordle\"} 1"), "{metrics}");
-    assert!(metrics.contains("mcpgym_tool_call_duration_seconds_count{env=\"wordle\"} 2"), "{metrics}");
+    let metrics = http()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("mcpgym_tool_calls_total{env=\"wordle\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("mcpgym_episodes_finished_total{env=\"wordle\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("mcpgym_tool_call_duration_seconds_count{env=\"wordle\"} 2"),
+        "{metrics}"
+    );
     client.cancel().await.unwrap();
 }

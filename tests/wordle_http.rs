@@ -26,7 +26,10 @@ async fn legacy_session_binds_one_episode_and_can_win() {
     // The id is also at the top of _meta, for harnesses that echo it back.
     assert_eq!(first.meta.as_ref().unwrap()["mcpgym/episode"], json!(id));
     let status = server.status(&id).await;
-    assert!(status.get("answer").is_none(), "no answer before done: {status}");
+    assert!(
+        status.get("answer").is_none(),
+        "no answer before done: {status}"
+    );
     let answer = answer_of(status["task"].as_str().unwrap());
     let win = guess(&client, &answer).await;
     assert_eq!(episode_of(&win), id, "the session keeps its episode");
@@ -59,10 +62,16 @@ async fn stateless_era_binds_by_meta_or_starts_a_new_episode() {
     assert_eq!(step(&b)["turn"], 1);
     // Naming it in _meta continues it.
     let id = episode_of(&a);
-    let next = client.call_tool(call_in(&id, "guess", word("sloth"))).await.unwrap();
+    let next = client
+        .call_tool(call_in(&id, "guess", word("sloth")))
+        .await
+        .unwrap();
     assert_eq!(episode_of(&next), id);
     assert_eq!(step(&next)["turn"], 2);
-    let board = client.call_tool(call_in(&id, "history", Default::default())).await.unwrap();
+    let board = client
+        .call_tool(call_in(&id, "history", Default::default()))
+        .await
+        .unwrap();
     let guesses = &board.structured_content.as_ref().unwrap()["guesses"];
     assert_eq!(guesses.as_array().unwrap().len(), 2);
     assert_eq!(guesses[1]["guess"], "sloth");
@@ -154,11 +163,30 @@ async fn concurrent_episodes_never_see_each_other() {
         }
     }
     // Each board holds only its own guesses.
-    let board_a = text(&client_a.call_tool(call("history", Default::default())).await.unwrap());
-    assert!(board_a.contains("CRANE") && !board_a.contains("PIOUS"), "{board_a}");
-    let board_b = text(&client_b.call_tool(call("history", Default::default())).await.unwrap());
-    assert!(board_b.contains("PIOUS") && !board_b.contains("CRANE"), "{board_b}");
-    assert_ne!(answer_of(a["task"].as_str().unwrap()), answer_of(b["task"].as_str().unwrap()));
+    let board_a = text(
+        &client_a
+            .call_tool(call("history", Default::default()))
+            .await
+            .unwrap(),
+    );
+    assert!(
+        board_a.contains("CRANE") && !board_a.contains("PIOUS"),
+        "{board_a}"
+    );
+    let board_b = text(
+        &client_b
+            .call_tool(call("history", Default::default()))
+            .await
+            .unwrap(),
+    );
+    assert!(
+        board_b.contains("PIOUS") && !board_b.contains("CRANE"),
+        "{board_b}"
+    );
+    assert_ne!(
+        answer_of(a["task"].as_str().unwrap()),
+        answer_of(b["task"].as_str().unwrap())
+    );
     client_a.cancel().await.unwrap();
     client_b.cancel().await.unwrap();
 }
@@ -170,7 +198,9 @@ async fn same_seed_same_answer_over_http() {
     for _ in 0..2 {
         let created = server.create(json!({"seed": 77, "split": "test"})).await;
         assert!(created["task"].as_str().unwrap().starts_with("test-"));
-        let client = server.stateless_client(created["mcp_url"].as_str().unwrap()).await;
+        let client = server
+            .stateless_client(created["mcp_url"].as_str().unwrap())
+            .await;
         for w in losing_guesses("") {
             guess(&client, w).await;
         }
@@ -207,6 +237,11 @@ async fn serve_hosts_environments_by_name() {
         .unwrap();
     assert_eq!(response.status(), 400);
     let body: serde_json::Value = response.json().await.unwrap();
-    assert!(body["error"].as_str().unwrap().contains("unknown environment \"chess\"; this server hosts: wordle"));
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown environment \"chess\"; this server hosts: wordle")
+    );
     client.cancel().await.unwrap();
 }

@@ -25,19 +25,33 @@ async fn duplicate_letters_then_a_win_then_frozen() {
         }))
     );
     let s = step(&paper);
-    assert_eq!((s["turn"].clone(), s["done"].clone(), s["reward"].clone()), (json!(1), json!(false), json!(0.0)));
+    assert_eq!(
+        (s["turn"].clone(), s["done"].clone(), s["reward"].clone()),
+        (json!(1), json!(false), json!(0.0))
+    );
 
     let win = guess(&client, " apple ").await;
-    assert!(text(&win).ends_with("Solved in 2 guesses! The answer was APPLE."), "{}", text(&win));
+    assert!(
+        text(&win).ends_with("Solved in 2 guesses! The answer was APPLE."),
+        "{}",
+        text(&win)
+    );
     let s = step(&win);
     assert_eq!(s["done"], true);
     assert_eq!(s["truncated"], false);
-    assert_eq!(s["reward_components"], json!({"win": 1.0, "efficiency": 0.4}));
+    assert_eq!(
+        s["reward_components"],
+        json!({"win": 1.0, "efficiency": 0.4})
+    );
     assert!((s["reward"].as_f64().unwrap() - 1.4).abs() < 1e-9);
 
     // Frozen: every later call is refused and pays nothing.
     for tool in ["guess", "history"] {
-        let args = if tool == "guess" { word("apple") } else { Default::default() };
+        let args = if tool == "guess" {
+            word("apple")
+        } else {
+            Default::default()
+        };
         let after = client.call_tool(call(tool, args)).await.unwrap();
         assert!(is_error(&after));
         assert_eq!(text(&after), "The game is over; start a new episode.");
@@ -59,7 +73,10 @@ async fn a_lost_game_reveals_the_answer_only_at_the_end() {
         assert!(!is_error(&result), "{w}: {}", text(&result));
         let shown = format!("{} {:?}", text(&result), result.structured_content);
         if i < 5 {
-            assert!(!shown.to_lowercase().contains("light"), "answer leaked: {shown}");
+            assert!(
+                !shown.to_lowercase().contains("light"),
+                "answer leaked: {shown}"
+            );
             assert_eq!(step(&result)["done"], false);
         } else {
             assert!(text(&result).ends_with("Out of guesses. The answer was LIGHT."));
@@ -78,12 +95,24 @@ async fn a_lost_game_reveals_the_answer_only_at_the_end() {
 async fn invalid_guesses_are_refused_and_use_no_guess() {
     let client = stdio_client(&["wordle", "--seed", "9"]).await;
     let cases = [
-        (json!({"word": "abc"}), "is not a guess: a guess is exactly 5 letters A-Z"),
+        (
+            json!({"word": "abc"}),
+            "is not a guess: a guess is exactly 5 letters A-Z",
+        ),
         (json!({"word": "cr4ne"}), "is not a guess"),
         (json!({"word": "xqzvb"}), "XQZVB is not in the word list"),
-        (json!({"word": 12345}), "Invalid arguments for guess: invalid type: integer `12345`, expected a string"),
-        (json!({}), "Invalid arguments for guess: missing field `word`"),
-        (json!({"word": "crane", "hint": true}), "unknown field `hint`"),
+        (
+            json!({"word": 12345}),
+            "Invalid arguments for guess: invalid type: integer `12345`, expected a string",
+        ),
+        (
+            json!({}),
+            "Invalid arguments for guess: missing field `word`",
+        ),
+        (
+            json!({"word": "crane", "hint": true}),
+            "unknown field `hint`",
+        ),
     ];
     for (args, expected) in cases {
         let result = client
@@ -91,15 +120,32 @@ async fn invalid_guesses_are_refused_and_use_no_guess() {
             .await
             .unwrap();
         assert!(is_error(&result), "{args}");
-        assert!(text(&result).contains(expected), "{args}: {}", text(&result));
+        assert!(
+            text(&result).contains(expected),
+            "{args}: {}",
+            text(&result)
+        );
         assert!(result.structured_content.is_none());
         assert_eq!(step(&result)["done"], false);
     }
-    let history = client.call_tool(call("history", Default::default())).await.unwrap();
-    assert_eq!(history.structured_content.as_ref().unwrap()["guesses_left"], 6);
-    assert_eq!(history.structured_content.as_ref().unwrap()["guesses"], json!([]));
+    let history = client
+        .call_tool(call("history", Default::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        history.structured_content.as_ref().unwrap()["guesses_left"],
+        6
+    );
+    assert_eq!(
+        history.structured_content.as_ref().unwrap()["guesses"],
+        json!([])
+    );
     assert_eq!(text(&history), "No guesses yet. 6 guesses left.");
-    assert_eq!(step(&history)["turn"], 7, "refused calls still count as turns");
+    assert_eq!(
+        step(&history)["turn"],
+        7,
+        "refused calls still count as turns"
+    );
     client.cancel().await.unwrap();
 }
 
@@ -107,14 +153,19 @@ async fn invalid_guesses_are_refused_and_use_no_guess() {
 async fn max_turns_truncates_the_episode() {
     let client = stdio_client(&["wordle", "--task", "train-0000", "--max-turns", "3"]).await;
     for turn in 1..=3 {
-        let result = client.call_tool(call("history", Default::default())).await.unwrap();
+        let result = client
+            .call_tool(call("history", Default::default()))
+            .await
+            .unwrap();
         let s = step(&result);
         assert_eq!(s["turn"], turn);
         assert_eq!(s["done"], turn == 3);
         assert_eq!(s["truncated"], turn == 3);
         if turn == 3 {
             assert!(
-                text(&result).contains("The turn limit (3) is reached; the episode is over. The answer was LIGHT."),
+                text(&result).contains(
+                    "The turn limit (3) is reached; the episode is over. The answer was LIGHT."
+                ),
                 "{}",
                 text(&result)
             );
@@ -134,19 +185,34 @@ async fn tools_are_listed_with_inline_schemas_and_unknown_tools_are_protocol_err
     assert_eq!(names, ["guess", "history"]);
     for tool in &tools {
         let schemas = serde_json::to_string(&(&tool.input_schema, &tool.output_schema)).unwrap();
-        assert!(!schemas.contains("$ref") && !schemas.contains("$defs"), "{schemas}");
+        assert!(
+            !schemas.contains("$ref") && !schemas.contains("$defs"),
+            "{schemas}"
+        );
         assert_eq!(tool.input_schema["type"], "object");
         assert!(tool.output_schema.is_some());
     }
     let history = tools.iter().find(|t| t.name == "history").unwrap();
-    assert_eq!(history.annotations.as_ref().unwrap().read_only_hint, Some(true));
+    assert_eq!(
+        history.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
     assert_eq!(tools[0].input_schema["required"], json!(["word"]));
 
-    let error = client.call_tool(call("reveal_answer", Default::default())).await.unwrap_err();
+    let error = client
+        .call_tool(call("reveal_answer", Default::default()))
+        .await
+        .unwrap_err();
     let message = error.to_string();
-    assert!(message.contains("unknown tool \"reveal_answer\""), "{message}");
+    assert!(
+        message.contains("unknown tool \"reveal_answer\""),
+        "{message}"
+    );
     // The protocol error did not touch the episode.
-    let history = client.call_tool(call("history", Default::default())).await.unwrap();
+    let history = client
+        .call_tool(call("history", Default::default()))
+        .await
+        .unwrap();
     assert_eq!(step(&history)["turn"], 1);
     client.cancel().await.unwrap();
 }
@@ -193,5 +259,8 @@ fn bad_flags_fail_at_start_with_a_sentence() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("line 2 of the answer list is \"toolong\""), "{stderr}");
+    assert!(
+        stderr.contains("line 2 of the answer list is \"toolong\""),
+        "{stderr}"
+    );
 }

@@ -36,7 +36,12 @@ pub struct CommonArgs {
 
     /// Bearer token every HTTP request must carry (Authorization: Bearer TOKEN), except
     /// GET /healthz. Required to listen beyond loopback.
-    #[arg(long, value_name = "TOKEN", env = "MCPGYM_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "MCPGYM_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
 
     /// Most episodes held at once; past it, new episodes are refused with 503.

@@ -325,7 +325,13 @@ mod tests {
     }
 
     fn step_of(result: &CallToolResult) -> Value {
-        result.meta.as_ref().unwrap().get(META_STEP).unwrap().clone()
+        result
+            .meta
+            .as_ref()
+            .unwrap()
+            .get(META_STEP)
+            .unwrap()
+            .clone()
     }
 
     #[tokio::test]

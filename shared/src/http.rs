@@ -33,12 +33,13 @@ use serde_json::json;
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::mcp::{EpisodeRoute, McpHandler};
+use crate::stateless::stateless_tool_call;
 use crate::task::Split;
 
 /// Largest control-plane request body.
 const CONTROL_BODY_LIMIT: usize = 64 * 1024;
 /// Largest MCP request body (a notebook cell can be long).
-const MCP_BODY_LIMIT: usize = 4 * 1024 * 1024;
+pub(crate) const MCP_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// How the HTTP server is exposed.
 #[derive(Debug, Clone, Default)]
@@ -102,7 +103,7 @@ fn mcp_service(
 
 /// The whole HTTP application for a hub.
 pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
-    let mut app = Router::new()
+    let app = Router::new()
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/episodes", axum::routing::post(create_episode))
@@ -112,12 +113,13 @@ pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
         .layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT));
 
     let single_env = hub.envs().count() == 1;
+    let mut mcp = Router::new();
     for env in hub.envs() {
         let (hub_for, env_for) = (hub.clone(), env.clone());
         let service = mcp_service(move || McpHandler::for_env(hub_for.clone(), env_for.clone()));
-        app = app.nest_service(&format!("/{}/mcp", env.name()), service.clone());
+        mcp = mcp.nest_service(&format!("/{}/mcp", env.name()), service.clone());
         if options.mount_root_mcp && single_env {
-            app = app.nest_service("/mcp", service);
+            mcp = mcp.nest_service("/mcp", service);
         }
     }
     let hub_for = hub.clone();
@@ -126,9 +128,21 @@ pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
             "/episodes/{id}/mcp",
             mcp_service(move || McpHandler::for_episode_routes(hub_for.clone())),
         )
-        .layer(middleware::from_fn_with_state(hub.clone(), bind_episode_route));
+        .layer(middleware::from_fn_with_state(
+            hub.clone(),
+            stateless_tool_call,
+        ))
+        .layer(middleware::from_fn_with_state(
+            hub.clone(),
+            bind_episode_route,
+        ));
+    let mcp = mcp.layer(middleware::from_fn_with_state(
+        hub.clone(),
+        stateless_tool_call,
+    ));
 
-    app.merge(episode_mcp)
+    app.merge(mcp)
+        .merge(episode_mcp)
         .layer(middleware::from_fn_with_state(Arc::new(options), guard))
         .with_state(hub)
 }
@@ -177,7 +191,9 @@ async fn guard(State(options): State<Arc<HttpOptions>>, request: Request, next: 
         if !is_loopback_host(host) {
             return json_error(
                 StatusCode::FORBIDDEN,
-                format!("Host {host:?} is not allowed: this server answers loopback names only (localhost, 127.0.0.1, [::1])"),
+                format!(
+                    "Host {host:?} is not allowed: this server answers loopback names only (localhost, 127.0.0.1, [::1])"
+                ),
             );
         }
     }
@@ -186,7 +202,9 @@ async fn guard(State(options): State<Arc<HttpOptions>>, request: Request, next: 
         if !origin_allowed(origin, &options.allow_origins) {
             return json_error(
                 StatusCode::FORBIDDEN,
-                format!("Origin {origin:?} is not allowed; start the server with --allow-origin {origin} to allow it"),
+                format!(
+                    "Origin {origin:?} is not allowed; start the server with --allow-origin {origin} to allow it"
+                ),
             );
         }
     }
@@ -207,7 +225,11 @@ async fn guard(State(options): State<Arc<HttpOptions>>, request: Request, next: 
 }
 
 /// For `/episodes/{id}/mcp`: 404 for an unknown episode, else tells the handler which one.
-async fn bind_episode_route(State(hub): State<Arc<Hub>>, mut request: Request, next: Next) -> Response {
+async fn bind_episode_route(
+    State(hub): State<Arc<Hub>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let id = request
         .uri()
         .path()
@@ -293,7 +315,9 @@ async fn create_episode(
         Err(rejection) => {
             return json_error(
                 rejection.status(),
-                format!("cannot read the request body: {rejection}; send at most {CONTROL_BODY_LIMIT} bytes of JSON"),
+                format!(
+                    "cannot read the request body: {rejection}; send at most {CONTROL_BODY_LIMIT} bytes of JSON"
+                ),
             );
         }
     };
@@ -305,7 +329,9 @@ async fn create_episode(
             Err(error) => {
                 return json_error(
                     StatusCode::BAD_REQUEST,
-                    format!("the body is not a valid episode request ({error}); send JSON like {{\"env\": \"wordle\", \"seed\": 7}}"),
+                    format!(
+                        "the body is not a valid episode request ({error}); send JSON like {{\"env\": \"wordle\", \"seed\": 7}}"
+                    ),
                 );
             }
         }
@@ -353,7 +379,10 @@ async fn tasks(
         Err(rejection) => {
             return json_error(
                 StatusCode::BAD_REQUEST,
-                format!("{}; use ?split=train or ?split=test (and env=NAME when several environments are hosted)", rejection.body_text()),
+                format!(
+                    "{}; use ?split=train or ?split=test (and env=NAME when several environments are hosted)",
+                    rejection.body_text()
+                ),
             );
         }
     };

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 
-use crate::env::{EpisodeSpec, Environment, StartError};
+use crate::env::{Environment, EpisodeSpec, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
 use crate::metrics::Metrics;
 use crate::rng::random_seed;
@@ -96,7 +96,9 @@ pub enum HubError {
     #[error("name the environment with \"env\"; this server hosts: {0}")]
     EnvRequired(String),
     /// The task id does not exist in the environment.
-    #[error("unknown task {task:?} for {env}; list the task ids with GET /tasks?env={env}&split=train")]
+    #[error(
+        "unknown task {task:?} for {env}; list the task ids with GET /tasks?env={env}&split=train"
+    )]
     UnknownTask {
         /// The environment.
         env: &'static str,
@@ -122,10 +124,14 @@ pub enum HubError {
         split: Split,
     },
     /// No live episode has this id.
-    #[error("unknown episode {0:?}: it never existed, was deleted, or was closed after being idle; start one with POST /episodes")]
+    #[error(
+        "unknown episode {0:?}: it never existed, was deleted, or was closed after being idle; start one with POST /episodes"
+    )]
     UnknownEpisode(String),
     /// The store is full.
-    #[error("the server already holds its maximum of {0} episodes; delete finished ones with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise --max-episodes")]
+    #[error(
+        "the server already holds its maximum of {0} episodes; delete finished ones with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise --max-episodes"
+    )]
     Full(usize),
     /// The tool is not one of the episode's environment's tools.
     #[error("unknown tool {tool:?}; {env} offers: {offered}")]

@@ -22,12 +22,13 @@ pub mod metrics;
 pub mod reward;
 pub mod rng;
 pub mod schema;
+pub mod stateless;
 pub mod stdio;
 pub mod store;
 pub mod task;
 pub mod trajectory;
 
-pub use env::{BoxFuture, EpisodeSpec, EpisodeState, Environment, StartError, StepOutcome};
+pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, StepOutcome};
 pub use hub::{Hub, HubError, HubSettings};
 pub use reward::Reward;
 pub use task::{Split, TaskSet};

@@ -141,9 +141,8 @@ impl McpHandler {
         match &self.scope {
             Scope::Env(env) => Ok(env.tools().to_vec()),
             Scope::EpisodeRoute => {
-                let id = Self::route(context).ok_or_else(|| {
-                    McpError::invalid_params("name an episode in the URL", None)
-                })?;
+                let id = Self::route(context)
+                    .ok_or_else(|| McpError::invalid_params("name an episode in the URL", None))?;
                 let slot = self.hub.episode(&id).map_err(to_mcp_error)?;
                 Ok(slot.env.tools().to_vec())
             }
@@ -164,7 +163,10 @@ pub fn to_mcp_error(error: HubError) -> McpError {
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
         let (name, instructions) = match &self.scope {
-            Scope::Env(env) => (format!("mcpgym-{}", env.name()), env.instructions().to_owned()),
+            Scope::Env(env) => (
+                format!("mcpgym-{}", env.name()),
+                env.instructions().to_owned(),
+            ),
             Scope::EpisodeRoute => (
                 "mcpgym".to_owned(),
                 "One mcpgym episode: the tools of its environment.".to_owned(),

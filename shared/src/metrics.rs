@@ -10,6 +10,9 @@ const BUCKETS: [f64; 14] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0, 30.0,
 ];
 
+/// Picks one counter out of an environment's metrics.
+type CounterField = fn(&EnvMetrics) -> &AtomicU64;
+
 /// Counters of one environment.
 #[derive(Debug, Default)]
 pub struct EnvMetrics {
@@ -58,7 +61,10 @@ impl Metrics {
     /// Counters for these environments.
     pub fn new(envs: impl IntoIterator<Item = &'static str>) -> Self {
         Self {
-            by_env: envs.into_iter().map(|e| (e, EnvMetrics::default())).collect(),
+            by_env: envs
+                .into_iter()
+                .map(|e| (e, EnvMetrics::default()))
+                .collect(),
         }
     }
 
@@ -70,10 +76,13 @@ impl Metrics {
     /// The Prometheus text exposition, with `live` episodes as a gauge.
     pub fn render(&self, live: usize) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "# HELP mcpgym_episodes_live Episodes held in memory now.");
+        let _ = writeln!(
+            out,
+            "# HELP mcpgym_episodes_live Episodes held in memory now."
+        );
         let _ = writeln!(out, "# TYPE mcpgym_episodes_live gauge");
         let _ = writeln!(out, "mcpgym_episodes_live {live}");
-        let counters: [(&str, &str, fn(&EnvMetrics) -> &AtomicU64); 4] = [
+        let counters: [(&str, &str, CounterField); 4] = [
             ("mcpgym_episodes_started_total", "Episodes started.", |m| {
                 &m.episodes_started
             }),

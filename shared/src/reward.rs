@@ -87,7 +87,10 @@ mod tests {
     #[test]
     fn terminal_reward_is_paid_once() {
         let mut ledger = RewardLedger::default();
-        let first = ledger.pay(vec![Reward::new("info", 0.5)], Some(vec![Reward::new("win", 1.0)]));
+        let first = ledger.pay(
+            vec![Reward::new("info", 0.5)],
+            Some(vec![Reward::new("win", 1.0)]),
+        );
         assert_eq!(first.total, 1.5);
         let second = ledger.pay(vec![], Some(vec![Reward::new("win", 1.0)]));
         assert_eq!(second.total, 0.0);
@@ -98,7 +101,10 @@ mod tests {
     #[test]
     fn non_finite_rewards_are_ignored() {
         let mut ledger = RewardLedger::default();
-        let paid = ledger.pay(vec![Reward::new("x", f64::NAN), Reward::new("y", 0.25)], None);
+        let paid = ledger.pay(
+            vec![Reward::new("x", f64::NAN), Reward::new("y", 0.25)],
+            None,
+        );
         assert_eq!(paid.total, 0.25);
         assert!(!paid.components.contains_key("x"));
     }

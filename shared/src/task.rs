@@ -36,7 +36,9 @@ impl std::str::FromStr for Split {
         match s {
             "train" => Ok(Split::Train),
             "test" => Ok(Split::Test),
-            other => Err(format!("unknown split {other:?}: use \"train\" or \"test\"")),
+            other => Err(format!(
+                "unknown split {other:?}: use \"train\" or \"test\""
+            )),
         }
     }
 }

@@ -145,7 +145,9 @@ pub async fn stdio_client(args: &[&str]) -> Client {
     let mut command = tokio::process::Command::new(BIN);
     command.args(args).stderr(Stdio::null());
     let transport = TokioChildProcess::new(command).expect("spawn mcpgym");
-    ().serve(transport).await.expect("stdio MCP client connects")
+    ().serve(transport)
+        .await
+        .expect("stdio MCP client connects")
 }
 
 /// Arguments for `guess`.
@@ -169,7 +171,10 @@ pub fn call_in(episode: &str, tool: &str, arguments: JsonObject) -> CallToolRequ
 
 /// `guess(word)` on the client's episode.
 pub async fn guess(client: &Client, w: &str) -> CallToolResult {
-    client.call_tool(call("guess", word(w))).await.expect("guess call")
+    client
+        .call_tool(call("guess", word(w)))
+        .await
+        .expect("guess call")
 }
 
 /// The text content of a result.

@@ -9,8 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::SendRequest;
+use hyper::{Method, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use serde_json::json;
 
 /// What to benchmark.
 #[derive(Debug, clap::Subcommand)]
@@ -26,6 +31,11 @@ pub struct WordleBench {
     /// Episodes played at once over HTTP.
     #[arg(long, default_value_t = 256)]
     pub concurrency: usize,
+    /// Offer guess calls at this total rate (per second, spread over the episodes) instead of
+    /// as fast as the server answers; latency is then measured from each call's scheduled
+    /// time, so a slow server cannot hide its queue.
+    #[arg(long, value_name = "CALLS_PER_SEC")]
+    pub rate: Option<f64>,
     /// Seconds of HTTP load.
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
@@ -35,6 +45,10 @@ pub struct WordleBench {
     /// Idle episodes to hold for the memory figure.
     #[arg(long, default_value_t = 100_000)]
     pub idle: usize,
+    /// Drive an already running server at this base URL (e.g. http://127.0.0.1:8000) instead
+    /// of starting one; its CPU use is then not reported.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
     /// Run only these phases (repeatable); all when not given.
     #[arg(long, value_enum)]
     pub only: Vec<Phase>,
@@ -55,14 +69,18 @@ pub enum Phase {
 pub fn run(target: BenchTarget) -> anyhow::Result<()> {
     match target {
         BenchTarget::Wordle(bench) => {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
+            // One thread: the load generator should leave the other core to the server.
+            let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let all = bench.only.is_empty();
             if all || bench.only.contains(&Phase::Http) {
-                runtime.block_on(http_phase(1, Duration::from_secs(2)))?;
+                let url = bench.url.as_deref();
+                runtime.block_on(http_phase(url, 1, None, Duration::from_secs(2)))?;
                 runtime.block_on(http_phase(
+                    url,
                     bench.concurrency,
+                    bench.rate,
                     Duration::from_secs(bench.seconds),
                 ))?;
             }
@@ -70,27 +88,39 @@ pub fn run(target: BenchTarget) -> anyhow::Result<()> {
                 stdio_phase(bench.stdio_calls)?;
             }
             if all || bench.only.contains(&Phase::Idle) {
-                runtime.block_on(idle_phase(bench.idle))?;
+                runtime.block_on(idle_phase(bench.url.as_deref(), bench.idle))?;
             }
             Ok(())
         }
     }
 }
 
-/// A server process of this binary, killed on drop.
+/// The server under load: a process of this binary (killed on drop), or one given by URL.
 struct Server {
-    child: Child,
+    child: Option<Child>,
     base: String,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
 impl Server {
+    fn start_or_use(url: Option<&str>, extra: &[&str]) -> anyhow::Result<Self> {
+        match url {
+            Some(url) => Ok(Self {
+                child: None,
+                base: url.trim_end_matches('/').to_owned(),
+            }),
+            None => Self::start(extra),
+        }
+    }
+
     fn start(extra: &[&str]) -> anyhow::Result<Self> {
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
@@ -113,31 +143,132 @@ impl Server {
         };
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        Ok(Self { child, base })
+        Ok(Self {
+            child: Some(child),
+            base,
+        })
     }
 
-    fn rss_kib(&self) -> anyhow::Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+    /// CPU seconds the server has used so far (user plus system), when it is ours.
+    fn cpu_seconds(&self) -> Option<f64> {
+        let child = self.child.as_ref()?;
+        cpu_seconds(&format!("/proc/{}/stat", child.id())).ok()
+    }
+
+    fn rss_kib(&self) -> Option<u64> {
+        let child = self.child.as_ref()?;
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).ok()?;
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .context("no VmRSS in /proc status")
     }
 }
 
-fn http_client(pool: usize) -> anyhow::Result<reqwest::Client> {
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        ACCEPT,
-        HeaderValue::from_static("application/json, text/event-stream"),
-    );
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    Ok(reqwest::Client::builder()
-        .default_headers(headers)
-        .pool_max_idle_per_host(pool)
-        .tcp_nodelay(true)
-        .build()?)
+/// CPU seconds (user plus system) from a `/proc/<pid>/stat` file.
+fn cpu_seconds(stat_path: &str) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(stat_path)?;
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .context("malformed stat")?
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = fields[11].parse::<f64>()? + fields[12].parse::<f64>()?;
+    // Linux reports in USER_HZ, which is 100 on every supported architecture.
+    Ok(ticks / 100.0)
+}
+
+/// One keep-alive HTTP/1.1 connection: the load generator's whole client, kept lean so that
+/// the CPU it takes from the server it measures stays small.
+struct Connection {
+    sender: SendRequest<Full<Bytes>>,
+    host: String,
+}
+
+impl Connection {
+    async fn open(base: &str) -> anyhow::Result<Self> {
+        let host = base
+            .strip_prefix("http://")
+            .context("the URL must start with http://")?
+            .to_owned();
+        let stream = tokio::net::TcpStream::connect(&host).await?;
+        stream.set_nodelay(true)?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        Ok(Self { sender, host })
+    }
+
+    async fn send(
+        &mut self,
+        method: Method,
+        path: &str,
+        mcp_tool: Option<&str>,
+        body: Bytes,
+    ) -> anyhow::Result<(StatusCode, Bytes)> {
+        let mut request = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", &self.host)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(tool) = mcp_tool {
+            request = request
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", tool);
+        }
+        self.sender.ready().await?;
+        let response = self
+            .sender
+            .send_request(request.body(Full::new(body))?)
+            .await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        Ok((status, body))
+    }
+
+    async fn create_episode(&mut self) -> anyhow::Result<String> {
+        #[derive(Deserialize)]
+        struct Created {
+            id: String,
+        }
+        let (status, body) = self
+            .send(Method::POST, "/episodes", None, Bytes::from_static(b"{}"))
+            .await?;
+        if status != StatusCode::CREATED {
+            bail!(
+                "create failed with HTTP {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+        }
+        Ok(serde_json::from_slice::<Created>(&body)?.id)
+    }
+}
+
+/// The part of a tool result the load generator reads.
+#[derive(Deserialize)]
+struct Reply {
+    result: ReplyResult,
+}
+
+#[derive(Deserialize)]
+struct ReplyResult {
+    #[serde(rename = "_meta")]
+    meta: ReplyMeta,
+}
+
+#[derive(Deserialize)]
+struct ReplyMeta {
+    #[serde(rename = "mcpgym/step")]
+    step: ReplyStep,
+}
+
+#[derive(Deserialize)]
+struct ReplyStep {
+    done: bool,
 }
 
 /// Words the load generator guesses, in a rotating order per worker.
@@ -146,19 +277,21 @@ const GUESSES: [&str; 12] = [
     "zesty", "gawky",
 ];
 
-fn guess_body(word: &str) -> Vec<u8> {
+fn guess_body(word: &str) -> Bytes {
     // A 2026-07-28 (stateless) request: the episode is named by the URL.
-    serde_json::to_vec(&json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {
-            "name": "guess", "arguments": {"word": word},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
+    Bytes::from(
+        serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": "guess", "arguments": {"word": word},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {}
+                }
             }
-        }
-    }))
-    .expect("static JSON")
+        }))
+        .expect("static JSON"),
+    )
 }
 
 fn percentile(sorted: &[u32], p: f64) -> f64 {
@@ -176,10 +309,10 @@ struct WorkerResult {
 }
 
 async fn http_worker(
-    client: reqwest::Client,
     base: Arc<str>,
-    bodies: Arc<Vec<Vec<u8>>>,
+    bodies: Arc<Vec<Bytes>>,
     offset: usize,
+    pace: Option<Duration>,
     deadline: Instant,
 ) -> anyhow::Result<WorkerResult> {
     let mut result = WorkerResult {
@@ -187,73 +320,88 @@ async fn http_worker(
         requests: 0,
         episodes: 0,
     };
+    let mut connection = Connection::open(&base).await?;
     let mut turn = offset;
+    // Spread the workers' first calls over one pacing interval.
+    let mut scheduled = pace.map(|p| Instant::now() + p.mul_f64(offset as f64 / 256.0 % 1.0));
     while Instant::now() < deadline {
-        let created: Value = client
-            .post(format!("{base}/episodes"))
-            .body("{}")
-            .send()
-            .await?
-            .json()
-            .await?;
-        let id = created["id"].as_str().context("no episode id")?.to_owned();
-        let url = format!("{base}/episodes/{id}/mcp");
+        let id = connection.create_episode().await?;
+        let path = format!("/episodes/{id}/mcp");
         result.requests += 1;
         loop {
             let body = bodies[turn % bodies.len()].clone();
             turn += 1;
-            let started = Instant::now();
-            let response = client
-                .post(&url)
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", "guess")
-                .body(body)
-                .send()
+            let started = match (scheduled.as_mut(), pace) {
+                (Some(at), Some(pace)) => {
+                    let due = *at;
+                    *at += pace;
+                    if Instant::now() < due {
+                        tokio::time::sleep_until(due.into()).await;
+                        // On time: measure from the send, not from the timer's coarse wake-up.
+                        Instant::now()
+                    } else {
+                        // Behind schedule because the server was slow: count the wait.
+                        due
+                    }
+                }
+                _ => Instant::now(),
+            };
+            let (status, reply) = connection
+                .send(Method::POST, &path, Some("guess"), body)
                 .await?;
-            if !response.status().is_success() {
-                bail!("guess failed with HTTP {}", response.status());
+            if status != StatusCode::OK {
+                bail!("guess failed with HTTP {status}");
             }
-            let reply: Value = response.json().await?;
-            result.latencies_us.push(started.elapsed().as_micros() as u32);
+            let reply: Reply = serde_json::from_slice(&reply).with_context(|| {
+                format!("unexpected reply: {}", String::from_utf8_lossy(&reply))
+            })?;
+            result
+                .latencies_us
+                .push(started.elapsed().as_micros() as u32);
             result.requests += 1;
-            let step = &reply["result"]["_meta"]["mcpgym/step"];
-            if step.is_null() {
-                bail!("unexpected reply: {reply}");
-            }
-            if step["done"] == true || Instant::now() >= deadline {
+            if reply.result.meta.step.done || Instant::now() >= deadline {
                 break;
             }
         }
-        client.delete(format!("{base}/episodes/{id}")).send().await?;
+        connection
+            .send(
+                Method::DELETE,
+                &format!("/episodes/{id}"),
+                None,
+                Bytes::new(),
+            )
+            .await?;
         result.requests += 1;
         result.episodes += 1;
     }
     Ok(result)
 }
 
-async fn http_phase(concurrency: usize, duration: Duration) -> anyhow::Result<()> {
-    let server = Server::start(&[
-        "--max-episodes",
-        &(concurrency * 2 + 16).to_string(),
-        "--idle-ttl",
-        "3600",
-    ])?;
-    let client = http_client(concurrency)?;
+async fn http_phase(
+    url: Option<&str>,
+    concurrency: usize,
+    rate: Option<f64>,
+    duration: Duration,
+) -> anyhow::Result<()> {
+    let pace = rate
+        .filter(|r| *r > 0.0)
+        .map(|r| Duration::from_secs_f64(concurrency as f64 / r));
+    let server = Server::start_or_use(
+        url,
+        &[
+            "--max-episodes",
+            &(concurrency * 2 + 16).to_string(),
+            "--idle-ttl",
+            "3600",
+        ],
+    )?;
     let base: Arc<str> = server.base.clone().into();
     let bodies = Arc::new(GUESSES.iter().map(|w| guess_body(w)).collect::<Vec<_>>());
     let started = Instant::now();
+    let (server_cpu, client_cpu) = (server.cpu_seconds(), cpu_seconds("/proc/self/stat")?);
     let deadline = started + duration;
     let workers: Vec<_> = (0..concurrency)
-        .map(|i| {
-            tokio::spawn(http_worker(
-                client.clone(),
-                base.clone(),
-                bodies.clone(),
-                i,
-                deadline,
-            ))
-        })
+        .map(|i| tokio::spawn(http_worker(base.clone(), bodies.clone(), i, pace, deadline)))
         .collect();
     let mut latencies = Vec::new();
     let (mut requests, mut episodes) = (0, 0);
@@ -264,11 +412,16 @@ async fn http_phase(concurrency: usize, duration: Duration) -> anyhow::Result<()
         episodes += result.episodes;
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let server_cpu = server
+        .cpu_seconds()
+        .zip(server_cpu)
+        .map(|(after, before)| after - before);
+    let client_cpu = cpu_seconds("/proc/self/stat")? - client_cpu;
     latencies.sort_unstable();
-    println!(
-        "wordle over HTTP, {concurrency} concurrent episode(s), {:.1} s:",
-        elapsed
-    );
+    let offered = rate.map_or(String::from("as fast as answered"), |r| {
+        format!("offered {r:.0} guess calls/s")
+    });
+    println!("wordle over HTTP, {concurrency} concurrent episode(s), {offered}, {elapsed:.1} s:");
     println!(
         "  guess calls/s {:>9.0}   (all requests/s incl. create and delete: {:.0}; episodes played: {episodes})",
         latencies.len() as f64 / elapsed,
@@ -279,6 +432,14 @@ async fn http_phase(concurrency: usize, duration: Duration) -> anyhow::Result<()
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99)
     );
+    if let Some(server_cpu) = server_cpu {
+        println!(
+            "  CPU: server {:.0}% ({:.1} µs per request), load generator {:.0}%",
+            100.0 * server_cpu / elapsed,
+            1e6 * server_cpu / requests.max(1) as f64,
+            100.0 * client_cpu / elapsed
+        );
+    }
     Ok(())
 }
 
@@ -366,28 +527,28 @@ fn stdio_phase(calls: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn idle_phase(count: usize) -> anyhow::Result<()> {
-    let server = Server::start(&[
-        "--max-episodes",
-        &(count + 16).to_string(),
-        "--idle-ttl",
-        "3600",
-    ])?;
-    let client = http_client(64)?;
-    let before = server.rss_kib()?;
+async fn idle_phase(url: Option<&str>, count: usize) -> anyhow::Result<()> {
+    let server = Server::start_or_use(
+        url,
+        &[
+            "--max-episodes",
+            &(count + 16).to_string(),
+            "--idle-ttl",
+            "3600",
+        ],
+    )?;
+    let before = server.rss_kib();
     let base: Arc<str> = server.base.clone().into();
     let started = Instant::now();
     let per_worker = count.div_ceil(64);
     let workers: Vec<_> = (0..64)
         .map(|w| {
-            let (client, base) = (client.clone(), base.clone());
+            let base = base.clone();
             let n = per_worker.min(count.saturating_sub(w * per_worker));
             tokio::spawn(async move {
+                let mut connection = Connection::open(&base).await?;
                 for _ in 0..n {
-                    let response = client.post(format!("{base}/episodes")).body("{}").send().await?;
-                    if response.status() != reqwest::StatusCode::CREATED {
-                        bail!("create failed with HTTP {}", response.status());
-                    }
+                    connection.create_episode().await?;
                 }
                 anyhow::Ok(())
             })
@@ -397,13 +558,18 @@ async fn idle_phase(count: usize) -> anyhow::Result<()> {
         worker.await??;
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let after = server.rss_kib()?;
-    println!("wordle idle episodes: {count} created in {elapsed:.1} s ({:.0}/s)", count as f64 / elapsed);
+    let after = server.rss_kib();
     println!(
-        "  server RSS {:.1} MiB before, {:.1} MiB after ({:.0} bytes per episode)",
-        before as f64 / 1024.0,
-        after as f64 / 1024.0,
-        (after.saturating_sub(before) * 1024) as f64 / count.max(1) as f64
+        "wordle idle episodes: {count} created in {elapsed:.1} s ({:.0}/s)",
+        count as f64 / elapsed
     );
+    if let (Some(before), Some(after)) = (before, after) {
+        println!(
+            "  server RSS {:.1} MiB before, {:.1} MiB after ({:.0} bytes per episode)",
+            before as f64 / 1024.0,
+            after as f64 / 1024.0,
+            (after.saturating_sub(before) * 1024) as f64 / count.max(1) as f64
+        );
+    }
     Ok(())
 }

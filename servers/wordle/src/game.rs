@@ -88,7 +88,7 @@ impl WordleGame {
         let candidates = (reward.mode == crate::reward::RewardMode::Shaped).then(|| {
             let n = words.answers().len();
             let mut bits = vec![u64::MAX; n.div_ceil(64)];
-            if n % 64 != 0 {
+            if !n.is_multiple_of(64) {
                 *bits.last_mut().expect("non-empty list") = (1u64 << (n % 64)) - 1;
             }
             bits
@@ -103,7 +103,9 @@ impl WordleGame {
     }
 
     fn solved(&self) -> bool {
-        self.board.last().is_some_and(|(_, marks)| *marks == [Mark::Green; 5])
+        self.board
+            .last()
+            .is_some_and(|(_, marks)| *marks == [Mark::Green; 5])
     }
 
     fn done(&self) -> bool {
@@ -131,7 +133,10 @@ impl WordleGame {
         } else if self.done() {
             text.push_str(&format!("Out of guesses. The answer was {answer}."));
         } else if self.board.is_empty() {
-            text.push_str(&format!("No guesses yet. {} guesses left.", self.guesses_left()));
+            text.push_str(&format!(
+                "No guesses yet. {} guesses left.",
+                self.guesses_left()
+            ));
         } else {
             let left = self.guesses_left();
             let plural = if left == 1 { "guess" } else { "guesses" };
@@ -198,9 +203,9 @@ impl WordleGame {
         let mut outcome = StepOutcome::ok(self.board_text())
             .with_structured(serde_json::to_value(&observation).unwrap_or_default());
         if let Some((before, after)) = narrowed
-            && let Some(reward) =
-                self.reward
-                    .information(before, after, self.words.answers().len())
+            && let Some(reward) = self
+                .reward
+                .information(before, after, self.words.answers().len())
         {
             outcome = outcome.with_reward(reward);
         }
@@ -287,11 +292,16 @@ mod tests {
         let first = g.guess(args("PAPER "));
         assert!(!first.is_error);
         let text = observation_text(&first.content);
-        assert!(text.starts_with("PAPER 🟨🟨🟩🟨⬛\n5 guesses left."), "{text}");
+        assert!(
+            text.starts_with("PAPER 🟨🟨🟩🟨⬛\n5 guesses left."),
+            "{text}"
+        );
         assert!(!text.to_lowercase().contains("apple"));
         assert!(first.finished.is_none());
         let win = g.guess(args("apple"));
-        assert!(observation_text(&win.content).contains("Solved in 2 guesses! The answer was APPLE."));
+        assert!(
+            observation_text(&win.content).contains("Solved in 2 guesses! The answer was APPLE.")
+        );
         let terminal = win.finished.unwrap();
         assert_eq!(terminal[0].value, 1.0);
         assert_eq!(terminal[1].value, 0.4);
@@ -331,7 +341,11 @@ mod tests {
     fn shaped_information_is_positive_and_bounded() {
         let mut g = game(RewardMode::Shaped);
         let out = g.guess(args("crane"));
-        let info = out.rewards.iter().find(|r| r.name == "information").unwrap();
+        let info = out
+            .rewards
+            .iter()
+            .find(|r| r.name == "information")
+            .unwrap();
         assert!(info.value > 0.0 && info.value < 0.2, "{}", info.value);
     }
 }

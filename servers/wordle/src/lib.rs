@@ -29,7 +29,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 use serde::Deserialize;
 
 use mcpgym_shared::schema::{input_schema, no_arguments, output_schema};
-use mcpgym_shared::{BoxFuture, EpisodeSpec, EpisodeState, Environment, StartError, TaskSet};
+use mcpgym_shared::{BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, TaskSet};
 
 pub use game::WordleGame;
 pub use reward::{RewardConfig, RewardMode};

@@ -89,7 +89,13 @@ mod tests {
     #[test]
     fn win_pays_more_for_fewer_guesses() {
         let config = RewardConfig::new(RewardMode::Sparse, None);
-        let total = |n| config.terminal(Some(n)).iter().map(|r| r.value).sum::<f64>();
+        let total = |n| {
+            config
+                .terminal(Some(n))
+                .iter()
+                .map(|r| r.value)
+                .sum::<f64>()
+        };
         assert_eq!(total(1), 1.5);
         assert_eq!(total(6), 1.0);
         assert!(total(3) > total(4));

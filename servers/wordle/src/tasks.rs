@@ -32,12 +32,15 @@ impl WordleTasks {
     /// Splits the answers: about one in five goes to test.
     pub fn new(words: &WordList) -> Self {
         let split_at_all = words.answers().len() >= MIN_ANSWERS_TO_SPLIT;
-        let mut keyed: Vec<(u64, Word)> =
-            words.answers().iter().map(|w| (stable_hash(w), *w)).collect();
+        let mut keyed: Vec<(u64, Word)> = words
+            .answers()
+            .iter()
+            .map(|w| (stable_hash(w), *w))
+            .collect();
         keyed.sort_unstable();
         let (test, train): (Vec<_>, Vec<_>) = keyed
             .into_iter()
-            .partition(|(hash, _)| split_at_all && hash % 5 == 0);
+            .partition(|(hash, _)| split_at_all && hash.is_multiple_of(5));
         let train: Vec<Word> = train.into_iter().map(|(_, w)| w).collect();
         let test: Vec<Word> = test.into_iter().map(|(_, w)| w).collect();
         let ids = |split: Split, n: usize| (0..n).map(|i| format!("{split}-{i:04}")).collect();

@@ -34,7 +34,9 @@ pub enum WordListError {
         source: std::io::Error,
     },
     /// A line is not a five-letter word.
-    #[error("line {line} of the {list} list is {text:?}, which is not a 5-letter word (A-Z only); fix or remove it")]
+    #[error(
+        "line {line} of the {list} list is {text:?}, which is not a 5-letter word (A-Z only); fix or remove it"
+    )]
     BadWord {
         /// Which list.
         list: &'static str,
@@ -106,7 +108,11 @@ impl WordList {
         answers: Option<&Path>,
         allowed: Option<&Path>,
     ) -> Result<Self, WordListError> {
-        fn read(list: &'static str, path: Option<&Path>, default: &str) -> Result<String, WordListError> {
+        fn read(
+            list: &'static str,
+            path: Option<&Path>,
+            default: &str,
+        ) -> Result<String, WordListError> {
             match path {
                 Some(path) => std::fs::read_to_string(path).map_err(|source| WordListError::Read {
                     list,
@@ -165,6 +171,9 @@ mod tests {
     fn bad_lines_are_reported_with_their_number() {
         let error = WordList::from_text("apple\nfoo\n", "").unwrap_err();
         assert!(error.to_string().contains("line 2"), "{error}");
-        assert!(matches!(WordList::from_text("# none\n", ""), Err(WordListError::NoAnswers)));
+        assert!(matches!(
+            WordList::from_text("# none\n", ""),
+            Err(WordListError::NoAnswers)
+        ));
     }
 }
