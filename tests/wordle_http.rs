@@ -245,3 +245,68 @@ async fn serve_hosts_environments_by_name() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn direct_stateless_path_serves_sdk_clients_and_matches_rmcp() {
+    let server = HttpServer::start_with_log(&["wordle"], "mcpgym_shared::stateless=trace");
+    let a = server.create(json!({"seed": 11})).await;
+    let b = server.create(json!({"seed": 11})).await;
+
+    // rmcp's own 2026-07-28 client takes the direct path.
+    let client = server
+        .stateless_client(a["mcp_url"].as_str().unwrap())
+        .await;
+    let first = guess(&client, "crane").await;
+    assert_eq!(step(&first)["turn"], 1);
+    client.cancel().await.unwrap();
+    assert!(
+        server.log_contains("answered directly"),
+        "{}",
+        server.log.lock().unwrap()
+    );
+
+    // The same call answered directly and by rmcp (a legacy session) gives the same result,
+    // but for the episode id and the 2026-07-28 result type.
+    let direct = raw_stateless_call(
+        &server.url(b["mcp_url"].as_str().unwrap()),
+        "guess",
+        json!({"word": "crane"}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(direct["id"], 42);
+    assert_eq!(direct["result"]["resultType"], "complete");
+    let legacy = server.legacy_client("/mcp").await;
+    let c = server.create(json!({"seed": 11})).await;
+    let via_rmcp = legacy
+        .call_tool(call_in(c["id"].as_str().unwrap(), "guess", word("crane")))
+        .await
+        .unwrap();
+    legacy.cancel().await.unwrap();
+    let mut direct_result = direct["result"].clone();
+    direct_result.as_object_mut().unwrap().remove("resultType");
+    let direct_text = direct_result
+        .to_string()
+        .replace(b["id"].as_str().unwrap(), "EPISODE");
+    let rmcp_text = serde_json::to_value(&via_rmcp)
+        .unwrap()
+        .to_string()
+        .replace(c["id"].as_str().unwrap(), "EPISODE");
+    assert_eq!(direct_text, rmcp_text);
+
+    // Protocol errors are JSON-RPC errors on both paths.
+    let unknown = raw_stateless_call(
+        &server.url("/mcp"),
+        "guess",
+        json!({"word": "crane"}),
+        json!({"mcpgym/episode": "nope"}),
+    )
+    .await;
+    assert_eq!(unknown["error"]["code"], -32602);
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown episode \"nope\"")
+    );
+}

@@ -61,6 +61,12 @@ pub trait Environment: Send + Sync + 'static {
     /// The turn limit when `--max-turns` is not given.
     fn default_max_turns(&self) -> u32;
 
+    /// Whether tool calls may send progress notifications (a sandbox starting, a long cell).
+    /// When they may, a stateless call that asks for progress is answered as an event stream.
+    fn reports_progress(&self) -> bool {
+        false
+    }
+
     /// Starts an episode. The spec's task is guaranteed to be one of [`Environment::tasks`].
     fn start<'a>(
         &'a self,

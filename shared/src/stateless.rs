@@ -9,8 +9,10 @@
 //! - `POST` with `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method: tools/call`, an `Mcp-Name`
 //!   equal to the tool, JSON content and the `Accept` types the transport requires;
 //! - a JSON-RPC 2.0 request whose params hold only `name`, `arguments` and `_meta`, with the
-//!   required `_meta` keys and no progress token (progress needs an event stream);
-//! - an episode named by `_meta["mcpgym/episode"]` or by the URL.
+//!   required `_meta` keys;
+//! - an episode named by `_meta["mcpgym/episode"]` or by the URL, whose environment sends no
+//!   progress notifications (when it does and the request asks for progress, the reply must be
+//!   an event stream, which rmcp provides).
 //!
 //! The response is what rmcp would send: `200 application/json` with the result or a
 //! JSON-RPC error.
@@ -102,8 +104,7 @@ fn parse(
         && (call.id.is_string() || call.id.is_i64() || call.id.is_u64())
         && header_is(headers, "mcp-name", &call.params.name)
         && meta.get(META_VERSION).and_then(Value::as_str) == Some(VERSION)
-        && meta.get(META_CAPABILITIES).is_some_and(Value::is_object)
-        && !meta.contains_key("progressToken");
+        && meta.get(META_CAPABILITIES).is_some_and(Value::is_object);
     if !plain {
         return None;
     }
@@ -141,6 +142,18 @@ pub async fn stateless_tool_call(
             .run(Request::from_parts(parts, Body::from(bytes)))
             .await;
     };
+    if call.params.meta.contains_key("progressToken") {
+        match hub.episode(&episode) {
+            Ok(slot) if !slot.env.reports_progress() => {}
+            // Progress wanted and possible, or an unknown episode (rmcp words the error).
+            _ => {
+                return next
+                    .run(Request::from_parts(parts, Body::from(bytes)))
+                    .await;
+            }
+        }
+    }
+    tracing::trace!(%episode, tool = %call.params.name, "stateless tool call answered directly");
     let arguments = call.params.arguments.unwrap_or_default();
     let (result, error) = match hub.call(&episode, &call.params.name, arguments).await {
         Ok(result) => (Some(result), None),

@@ -38,7 +38,13 @@ pub struct HttpServer {
 impl HttpServer {
     /// Starts `mcpgym <args…> --http 127.0.0.1:0` and waits until it listens.
     pub fn start(args: &[&str]) -> Self {
+        Self::start_with_log(args, "warn")
+    }
+
+    /// Like [`HttpServer::start`], with `RUST_LOG` set to `filter`.
+    pub fn start_with_log(args: &[&str], filter: &str) -> Self {
         let mut child = Command::new(BIN)
+            .env("RUST_LOG", filter)
             .args(args)
             .args(["--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
@@ -66,6 +72,17 @@ impl HttpServer {
             }
         });
         Self { child, base, log }
+    }
+
+    /// Waits up to two seconds for the server's log to contain `text`.
+    pub fn log_contains(&self, text: &str) -> bool {
+        for _ in 0..200 {
+            if self.log.lock().unwrap().contains(text) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
     }
 
     /// A URL on this server.
@@ -133,6 +150,38 @@ impl Drop for HttpServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A raw stateless (2026-07-28) `tools/call` POST, as a harness without an MCP SDK sends it.
+pub async fn raw_stateless_call(
+    url: &str,
+    tool: &str,
+    arguments: Value,
+    extra_meta: Value,
+) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    meta.as_object_mut()
+        .unwrap()
+        .extend(extra_meta.as_object().cloned().unwrap_or_default());
+    let response = http()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 42, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments, "_meta": meta}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    response.json().await.unwrap()
 }
 
 /// A plain HTTP client for the control plane.
