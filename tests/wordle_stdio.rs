@@ -264,3 +264,55 @@ fn bad_flags_fail_at_start_with_a_sentence() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn reset_tool_exists_only_on_request_and_starts_a_new_episode() {
+    let plain = stdio_client(&["wordle"]).await;
+    let names: Vec<_> = plain
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!names.contains(&"reset".to_owned()));
+    assert!(
+        plain
+            .call_tool(call("reset", Default::default()))
+            .await
+            .is_err()
+    );
+    plain.cancel().await.unwrap();
+
+    let answers = data("answers-apple.txt");
+    let client = stdio_client(&["wordle", "--answers", &answers, "--reset-tool"]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "reset"));
+    let win = guess(&client, "apple").await;
+    let first = step(&win)["episode"].clone();
+    assert_eq!(step(&win)["done"], true);
+    assert!(is_error(&guess(&client, "apple").await));
+
+    let reset = client
+        .call_tool(call("reset", Default::default()))
+        .await
+        .unwrap();
+    assert!(!is_error(&reset));
+    assert!(
+        text(&reset).starts_with("A new episode has started"),
+        "{}",
+        text(&reset)
+    );
+    let s = step(&reset);
+    assert_ne!(s["episode"], first);
+    assert_eq!(
+        (s["turn"].clone(), s["return"].clone(), s["done"].clone()),
+        (json!(0), json!(0.0), json!(false))
+    );
+
+    let again = guess(&client, "paper").await;
+    assert!(!is_error(&again));
+    assert_eq!(step(&again)["episode"], s["episode"]);
+    assert_eq!(step(&again)["turn"], 1);
+    client.cancel().await.unwrap();
+}

@@ -52,6 +52,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_ttl: u64,
 
+    /// List a `reset` tool that closes the session's episode and starts a new one, for chat
+    /// agents that want another game. Off by default: in training it would let a policy abandon
+    /// a losing episode.
+    #[arg(long)]
+    pub reset_tool: bool,
+
     /// Allow browser requests from this Origin besides loopback ones (repeatable), e.g.
     /// --allow-origin https://inspector.example.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
@@ -69,6 +75,7 @@ impl CommonArgs {
             default_task: self.task.clone(),
             default_seed: self.seed,
             default_split: self.split,
+            reset_tool: self.reset_tool,
         }
     }
 

@@ -85,6 +85,38 @@ pub struct EpisodeHeader {
     pub max_turns: u32,
 }
 
+/// The `_meta` every tool result carries: the episode id, and the step information under
+/// [`META_STEP`].
+pub fn step_meta(
+    episode: &str,
+    turn: u32,
+    paid: &StepReward,
+    return_: f64,
+    done: bool,
+    truncated: bool,
+) -> MetaObject {
+    let components: serde_json::Map<String, Value> = paid
+        .components
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    let mut meta = JsonObject::new();
+    meta.insert(META_EPISODE.into(), Value::String(episode.to_owned()));
+    meta.insert(
+        META_STEP.into(),
+        json!({
+            "episode": episode,
+            "turn": turn,
+            "reward": paid.total,
+            "reward_components": components,
+            "return": return_,
+            "done": done,
+            "truncated": truncated,
+        }),
+    );
+    MetaObject(meta)
+}
+
 impl Episode {
     /// A new episode around an environment's freshly started state.
     pub fn new(
@@ -185,26 +217,14 @@ impl Episode {
 
     /// The `_meta` of a tool result: the episode id and the step information.
     fn step_meta(&self, paid: &StepReward) -> MetaObject {
-        let components: serde_json::Map<String, Value> = paid
-            .components
-            .iter()
-            .map(|(k, v)| (k.to_string(), json!(v)))
-            .collect();
-        let mut meta = JsonObject::new();
-        meta.insert(META_EPISODE.into(), Value::String(self.id.to_string()));
-        meta.insert(
-            META_STEP.into(),
-            json!({
-                "episode": &*self.id,
-                "turn": self.turn,
-                "reward": paid.total,
-                "reward_components": components,
-                "return": self.ledger.total(),
-                "done": self.done,
-                "truncated": self.truncated,
-            }),
-        );
-        MetaObject(meta)
+        step_meta(
+            &self.id,
+            self.turn,
+            paid,
+            self.ledger.total(),
+            self.done,
+            self.truncated,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -34,6 +34,8 @@ pub struct HubSettings {
     pub default_seed: Option<u64>,
     /// The split used when a request names none.
     pub default_split: Split,
+    /// Whether MCP sessions list a `reset` tool that starts a new episode.
+    pub reset_tool: bool,
 }
 
 impl Default for HubSettings {
@@ -46,6 +48,7 @@ impl Default for HubSettings {
             default_task: None,
             default_seed: None,
             default_split: Split::Train,
+            reset_tool: false,
         }
     }
 }

@@ -10,11 +10,13 @@
 //! 3. the episode already bound to this handler (the stdio process, or a legacy HTTP session);
 //! 4. a new episode, bound to this handler; its id is in the result's `_meta`.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -22,7 +24,28 @@ use serde_json::Value;
 
 use crate::META_EPISODE;
 use crate::env::Environment;
+use crate::episode::step_meta;
 use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::reward::StepReward;
+
+/// The name of the optional tool that starts a new episode for the session.
+pub const RESET_TOOL: &str = "reset";
+
+/// The `reset` tool, listed only with `--reset-tool`.
+static RESET: LazyLock<Tool> = LazyLock::new(|| {
+    Tool::new_with_raw(
+        RESET_TOOL,
+        Some("End the current episode and start a new one (a new game).".into()),
+        crate::schema::no_arguments(),
+    )
+    .with_annotations(
+        ToolAnnotations::with_title("New episode")
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(false),
+    )
+});
 
 /// The episode named by the URL `/episodes/{id}/mcp`; put in the request's extensions by the
 /// HTTP layer.
@@ -45,6 +68,8 @@ pub struct McpHandler {
     scope: Scope,
     /// The episode bound to this handler's session (rule 3).
     bound: Arc<tokio::sync::Mutex<Option<Arc<str>>>>,
+    /// How many times this session has reset, so a fixed `--seed` gives a fixed sequence.
+    resets: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for McpHandler {
@@ -60,6 +85,7 @@ impl McpHandler {
             hub,
             scope: Scope::Env(env),
             bound: Default::default(),
+            resets: Default::default(),
         }
     }
 
@@ -70,6 +96,7 @@ impl McpHandler {
             hub,
             scope: Scope::EpisodeRoute,
             bound: Default::default(),
+            resets: Default::default(),
         }
     }
 
@@ -79,6 +106,7 @@ impl McpHandler {
             hub,
             scope: Scope::Env(env),
             bound: Arc::new(tokio::sync::Mutex::new(Some(episode.into()))),
+            resets: Default::default(),
         }
     }
 
@@ -137,9 +165,75 @@ impl McpHandler {
         Ok(id)
     }
 
+    fn resettable(&self) -> bool {
+        matches!(self.scope, Scope::Env(_)) && self.hub.settings().reset_tool
+    }
+
+    /// Closes the session's episode and starts the next one.
+    async fn reset(
+        &self,
+        params: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let named = params
+            .meta
+            .as_ref()
+            .is_some_and(|m| m.contains_key(META_EPISODE))
+            || context.meta.contains_key(META_EPISODE)
+            || Self::route(context).is_some();
+        let Scope::Env(env) = &self.scope else {
+            return Err(McpError::invalid_params("reset is not offered here", None));
+        };
+        if named {
+            return Err(McpError::invalid_params(
+                "reset starts a new episode for this session only; harnesses start episodes with POST /episodes",
+                None,
+            ));
+        }
+        let mut bound = self.bound.lock().await;
+        if let Some(old) = bound.take() {
+            // Already gone (reaped or deleted) is fine: a new one starts either way.
+            let _ = self.hub.delete(&old).await;
+        }
+        let count = self.resets.fetch_add(1, Ordering::Relaxed) + 1;
+        let created = self
+            .hub
+            .create(CreateEpisode {
+                env: Some(env.name().to_owned()),
+                seed: self
+                    .hub
+                    .settings()
+                    .default_seed
+                    .map(|s| s.wrapping_add(count)),
+                ..CreateEpisode::default()
+            })
+            .await
+            .map_err(to_mcp_error)?;
+        *bound = Some(created.id.as_str().into());
+        let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
+            "A new episode has started ({}).",
+            created.task
+        ))]);
+        result.meta = Some(step_meta(
+            &created.id,
+            0,
+            &StepReward::default(),
+            0.0,
+            false,
+            false,
+        ));
+        Ok(result)
+    }
+
     fn tools_for(&self, context: &RequestContext<RoleServer>) -> Result<Vec<Tool>, McpError> {
         match &self.scope {
-            Scope::Env(env) => Ok(env.tools().to_vec()),
+            Scope::Env(env) => {
+                let mut tools = env.tools().to_vec();
+                if self.resettable() {
+                    tools.push(RESET.clone());
+                }
+                Ok(tools)
+            }
             Scope::EpisodeRoute => {
                 let id = Self::route(context)
                     .ok_or_else(|| McpError::invalid_params("name an episode in the URL", None))?;
@@ -178,6 +272,9 @@ impl ServerHandler for McpHandler {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        if name == RESET_TOOL && self.resettable() {
+            return Some(RESET.clone());
+        }
         match &self.scope {
             Scope::Env(env) => env.tools().iter().find(|t| t.name == name).cloned(),
             Scope::EpisodeRoute => None,
@@ -197,6 +294,9 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if request.name == RESET_TOOL && self.resettable() {
+            return self.reset(&request, &context).await.map(Into::into);
+        }
         // An unknown tool must not start an episode on its way to failing.
         if let Scope::Env(env) = &self.scope
             && !env.tools().iter().any(|t| t.name == request.name)
