@@ -307,14 +307,7 @@ async fn idle_episodes_are_reaped() {
     }
     let response = http().get(server.url(&dropped_url)).send().await.unwrap();
     assert_eq!(response.status(), 404);
-    let metrics = http()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics().await;
     assert!(metrics.contains("mcpgym_episodes_live 1"), "{metrics}");
     assert!(
         metrics.contains("mcpgym_episodes_started_total{env=\"wordle\"} 2"),
@@ -370,13 +363,7 @@ async fn token_is_required_when_set() {
 
 #[test]
 fn refuses_to_listen_beyond_loopback_without_a_token() {
-    let output = std::process::Command::new(BIN)
-        .args(["wordle", "--http", "0.0.0.0:0"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = start_fails(&["wordle", "--http", "0.0.0.0:0"]);
     assert!(
         stderr.contains("refusing to listen on 0.0.0.0:0 without a token"),
         "{stderr}"
@@ -434,14 +421,7 @@ async fn metrics_count_calls_and_finished_episodes() {
     guess(&client, "crane").await;
     let last = guess(&client, "sloth").await;
     assert_eq!(step(&last)["truncated"], true);
-    let metrics = http()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics().await;
     assert!(
         metrics.contains("mcpgym_tool_calls_total{env=\"wordle\"} 2"),
         "{metrics}"

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use serde_json::json;
 
+/// Flags for a game whose answer list is empty: it must not start.
 fn apple_game() -> Vec<&'static str> {
     vec!["wordle", "--answers", "/dev/null", "--seed", "1"]
 }
@@ -234,31 +235,12 @@ async fn same_seed_same_game_on_stdio() {
 
 #[test]
 fn bad_flags_fail_at_start_with_a_sentence() {
-    let output = std::process::Command::new(BIN)
-        .args(["wordle", "--task", "train-99999"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = start_fails(&["wordle", "--task", "train-99999"]);
     assert!(stderr.contains("unknown task \"train-99999\""), "{stderr}");
-
-    let output = std::process::Command::new(BIN)
-        .args(apple_game())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = start_fails(&apple_game());
     assert!(stderr.contains("the answer list is empty"), "{stderr}");
-
     let bad_list = data("answers-bad.txt");
-    let output = std::process::Command::new(BIN)
-        .args(["wordle", "--answers", &bad_list])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = start_fails(&["wordle", "--answers", &bad_list]);
     assert!(
         stderr.contains("line 2 of the answer list is \"toolong\""),
         "{stderr}"

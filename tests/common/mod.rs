@@ -132,6 +132,18 @@ impl HttpServer {
         response.json().await.unwrap()
     }
 
+    /// `GET /metrics`.
+    pub async fn metrics(&self) -> String {
+        http()
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// `GET /episodes/{id}`.
     pub async fn status(&self, id: &str) -> Value {
         http()
@@ -182,6 +194,17 @@ pub async fn raw_stateless_call(
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/json");
     response.json().await.unwrap()
+}
+
+/// Runs `mcpgym <args…>` expecting it to refuse to start; returns what it said on stderr.
+pub fn start_fails(args: &[&str]) -> String {
+    let output = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "{args:?} started");
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// A plain HTTP client for the control plane.
