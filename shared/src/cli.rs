@@ -30,7 +30,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
-    /// Write each episode's trajectory to DIR/<episode>.jsonl (one record per tool call).
+    /// Write each episode's trajectory to DIR/EPISODE_ID.jsonl (one record per tool call).
     #[arg(long, value_name = "DIR")]
     pub trajectory_dir: Option<PathBuf>,
 
@@ -58,8 +58,8 @@ pub struct CommonArgs {
     #[arg(long)]
     pub reset_tool: bool,
 
-    /// Allow browser requests from this Origin besides loopback ones (repeatable), e.g.
-    /// --allow-origin https://inspector.example.
+    /// Allow browser requests from this Origin besides loopback ones (repeatable); give it as
+    /// scheme://host:port, exactly as browsers send it.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
 }
