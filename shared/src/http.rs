@@ -149,6 +149,12 @@ pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
 
 /// Binds to `addr`, prints the address, and serves until `shutdown` resolves; then closes
 /// every episode.
+///
+/// Serves with one thread per core, each with its own single-threaded runtime and its own
+/// listening socket on the same port (`SO_REUSEPORT`: the kernel spreads connections across
+/// them). A small request then stays on one thread from accept to reply, with no cross-thread
+/// wake-ups; the episodes themselves are shared by all threads. Call it from a current-thread
+/// runtime: that thread is one of the serving threads.
 pub async fn serve(
     hub: Arc<Hub>,
     addr: SocketAddr,
@@ -159,14 +165,73 @@ pub async fn serve(
         return Err(ServeError::TokenRequired(addr));
     }
     options.loopback_hosts_only = addr.ip().is_loopback();
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })?;
+    let listener = reuseport_listener(addr).map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
     hub.spawn_reaper();
     let app = router(hub.clone(), options);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut workers = Vec::new();
+    for index in 1..threads {
+        let (app, mut stopped) = (app.clone(), stopped.clone());
+        let worker = std::thread::Builder::new()
+            .name(format!("mcpgym-http-{index}"))
+            .spawn(move || -> std::io::Result<()> {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                runtime.block_on(async move {
+                    let listener = reuseport_listener(local)?;
+                    let until_stopped = async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    };
+                    run(listener, app, until_stopped).await
+                })
+            })?;
+        workers.push(worker);
+    }
     // The line tests and tools wait for; stdout stays free.
     eprintln!("mcpgym: listening on http://{local}");
+    let mut main_stopped = stopped;
+    let stop_all = async move {
+        tokio::select! {
+            () = shutdown => {}
+            _ = main_stopped.wait_for(|stop| *stop) => {}
+        }
+        let _ = stop.send(true);
+    };
+    let served = run(listener, app, stop_all).await;
+    for worker in workers {
+        match worker.join() {
+            Ok(Err(error)) => tracing::error!(%error, "an HTTP thread failed"),
+            Err(_) => tracing::error!("an HTTP thread panicked"),
+            Ok(Ok(())) => {}
+        }
+    }
+    hub.close_all().await;
+    served.map_err(ServeError::from)
+}
+
+/// A listening socket that other threads may also bind to the same port.
+fn reuseport_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    #[cfg(unix)]
+    socket.set_reuseport(true)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
+/// Serves one listener until `until` resolves.
+async fn run(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    until: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let listener = listener.tap_io(|tcp| {
         // Without it, Nagle and delayed ACKs add about 20 ms to small MCP responses.
         if let Err(error) = tcp.set_nodelay(true) {
@@ -174,10 +239,8 @@ pub async fn serve(
         }
     });
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
-    hub.close_all().await;
-    Ok(())
+        .with_graceful_shutdown(until)
+        .await
 }
 
 /// Host, Origin and token checks, for every route.

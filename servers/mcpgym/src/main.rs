@@ -79,7 +79,7 @@ fn main() -> anyhow::Result<()> {
                 mount_root_mcp: false,
                 ..common.http_options()
             };
-            multi_thread()?.block_on(async {
+            current_thread()?.block_on(async {
                 serve(hub, http, options, shutdown_signal())
                     .await
                     .map_err(anyhow::Error::from)
@@ -100,22 +100,21 @@ fn run_env(
     match transport.http {
         Some(addr) => {
             hub.check_defaults(env.as_ref())?;
-            multi_thread()?.block_on(async {
+            current_thread()?.block_on(async {
                 serve(hub, addr, common.http_options(), shutdown_signal())
                     .await
                     .map_err(anyhow::Error::from)
             })
         }
         // One client, one episode: a single thread avoids cross-thread wake-ups per message.
-        None => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
+        None => current_thread()?
             .block_on(async { serve_stdio(hub, env).await.map_err(anyhow::Error::from) }),
     }
 }
 
-fn multi_thread() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
+/// A runtime on this thread. HTTP serving adds one such thread per further core.
+fn current_thread() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
 }
