@@ -1,0 +1,188 @@
+//! Optional cgroups for a jail: a whole-jail bound on tasks and memory, and a reliable kill.
+//!
+//! Best effort by design. Where the hierarchy is not writable (no root, a read-only
+//! `/sys/fs/cgroup`, cgroup v2 without the controllers delegated to us) the jail runs with
+//! rlimits only. We nest under the cgroup this process is already in, so limits set on us by
+//! a supervisor still hold. The standard mount layout (`/sys/fs/cgroup/<controller>` for v1,
+//! `/sys/fs/cgroup` for v2) is assumed rather than read from `/proc/self/mountinfo`.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::Limits;
+
+const ROOT: &str = "/sys/fs/cgroup";
+/// Removal attempts 20 ms apart: about 5 s for the killed processes to be reaped on a busy
+/// machine.
+const ATTEMPTS: u32 = 250;
+
+/// The cgroup directories of one jail (one per v1 controller, or a single v2 directory).
+#[derive(Debug)]
+pub(super) struct Cgroup {
+    dirs: Vec<PathBuf>,
+}
+
+impl Cgroup {
+    /// Creates `mcpgym-<name>` with the limits set, or `None` where cgroups are not usable.
+    /// Blocking (file system): call from a blocking context.
+    pub(super) fn create(name: &str, limits: &Limits) -> Option<Cgroup> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let leaf = format!("mcpgym-{name}");
+        let mut settings: Vec<(PathBuf, &str, u64)> = Vec::new();
+        if Path::new(ROOT).join("cgroup.controllers").exists() {
+            let parent = v2_path(&own)?;
+            let delegated = std::fs::read_to_string(parent.join("cgroup.subtree_control")).ok()?;
+            let dir = parent.join(&leaf);
+            for (controller, file, value) in [
+                ("pids", "pids.max", limits.max_processes),
+                ("memory", "memory.max", limits.memory_bytes),
+            ] {
+                if let Some(value) = value {
+                    if !delegated.split_whitespace().any(|c| c == controller) {
+                        tracing::debug!(
+                            controller,
+                            "cgroup v2 controller not delegated; rlimits only"
+                        );
+                        return None;
+                    }
+                    settings.push((dir.clone(), file, value));
+                }
+            }
+        } else {
+            for (controller, file, value) in [
+                ("pids", "pids.max", limits.max_processes),
+                ("memory", "memory.limit_in_bytes", limits.memory_bytes),
+            ] {
+                if let Some(value) = value {
+                    let parent = v1_path(&own, controller)?;
+                    settings.push((parent.join(&leaf), file, value));
+                }
+            }
+        }
+        let mut cgroup = Cgroup { dirs: Vec::new() };
+        for (dir, file, value) in settings {
+            if !cgroup.dirs.contains(&dir) {
+                if let Err(error) = std::fs::create_dir(&dir) {
+                    tracing::debug!(dir = %dir.display(), %error, "cgroup not writable; rlimits only");
+                    cgroup.remove_now();
+                    return None;
+                }
+                cgroup.dirs.push(dir.clone());
+            }
+            if let Err(error) = std::fs::write(dir.join(file), value.to_string()) {
+                tracing::debug!(file, %error, "cannot set cgroup limit; rlimits only");
+                cgroup.remove_now();
+                return None;
+            }
+        }
+        (!cgroup.dirs.is_empty()).then_some(cgroup)
+    }
+
+    /// The `cgroup.procs` files the child writes itself into before `exec`.
+    pub(super) fn procs_files(&self) -> Vec<CString> {
+        self.dirs
+            .iter()
+            .filter_map(|dir| CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).ok())
+            .collect()
+    }
+
+    /// Kills whatever is left in the cgroup and removes it, retrying while the dying
+    /// processes are being reaped. Never fails: a cgroup that refuses to go is logged.
+    pub(super) async fn kill_and_remove(self) {
+        for _ in 0..ATTEMPTS {
+            let dirs = self.dirs.clone();
+            let done = tokio::task::spawn_blocking(move || kill_and_rmdir(&dirs))
+                .await
+                .unwrap_or(false);
+            if done {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tracing::warn!(dirs = ?self.dirs, "jail cgroup still busy; left behind");
+    }
+
+    /// [`Cgroup::kill_and_remove`] for a plain thread.
+    pub(super) fn kill_and_remove_blocking(self) {
+        for _ in 0..ATTEMPTS {
+            if kill_and_rmdir(&self.dirs) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tracing::warn!(dirs = ?self.dirs, "jail cgroup still busy; left behind");
+    }
+
+    /// Removes directories right away, for a cgroup that never held a process.
+    fn remove_now(&self) {
+        for dir in &self.dirs {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// One pass: SIGKILL every listed process, then try to remove each directory.
+/// Returns whether all directories are gone.
+fn kill_and_rmdir(dirs: &[PathBuf]) -> bool {
+    let mut all_gone = true;
+    for dir in dirs {
+        if !dir.exists() {
+            continue;
+        }
+        if let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) {
+            for pid in procs
+                .lines()
+                .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+            {
+                // SAFETY: plain system call; a pid that vanished meanwhile gives ESRCH.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        if std::fs::remove_dir(dir).is_err() {
+            all_gone = false;
+        }
+    }
+    all_gone
+}
+
+/// Our v1 cgroup directory for `controller`, from `/proc/self/cgroup`.
+fn v1_path(own: &str, controller: &str) -> Option<PathBuf> {
+    own.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers.split(',').any(|c| c == controller).then(|| {
+            Path::new(ROOT)
+                .join(controller)
+                .join(path.trim_start_matches('/'))
+        })
+    })
+}
+
+/// Our v2 cgroup directory, from the `0::` line of `/proc/self/cgroup`.
+fn v2_path(own: &str) -> Option<PathBuf> {
+    own.lines()
+        .find_map(|line| line.strip_prefix("0::"))
+        .map(|path| Path::new(ROOT).join(path.trim_start_matches('/')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_own_cgroup_paths() {
+        let own = "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/abc\n0::/x/y\n";
+        assert_eq!(
+            v1_path(own, "pids"),
+            Some(PathBuf::from("/sys/fs/cgroup/pids/"))
+        );
+        assert_eq!(
+            v1_path(own, "memory"),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/process_api/abc"))
+        );
+        assert_eq!(v1_path(own, "cpu"), None);
+        assert_eq!(v2_path(own), Some(PathBuf::from("/sys/fs/cgroup/x/y")));
+    }
+}

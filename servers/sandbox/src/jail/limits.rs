@@ -1,0 +1,125 @@
+//! Resource limits applied in the forked child just before `bwrap` is executed.
+//!
+//! Everything here runs between `fork` and `exec` of a multi-threaded process, so the closure
+//! only makes raw system calls on data prepared beforehand: no allocation, no locks.
+
+use std::ffi::CString;
+use std::io;
+
+use super::HostUser;
+
+/// Per-sandbox resource limits. `None` leaves a limit as inherited.
+///
+/// The rlimits apply to each process of the jail separately (address space, CPU time, file
+/// size), except `max_processes`, which the kernel counts per host uid: that is why each
+/// sandbox gets its own host uid from a [`UidPool`](super::UidPool) when we run as root. When
+/// cgroups are usable, `memory_bytes` and `max_processes` also bound the jail as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Address space of each process (`RLIMIT_AS`) and, with cgroups, memory of the whole jail.
+    pub memory_bytes: Option<u64>,
+    /// Processes and threads (`RLIMIT_NPROC`, per host uid) and, with cgroups, `pids.max`.
+    pub max_processes: Option<u64>,
+    /// CPU seconds of each process over its lifetime (`RLIMIT_CPU`): a backstop for code that
+    /// escapes the execution timeout, not a per-execution budget.
+    pub cpu_seconds: Option<u64>,
+    /// Largest file a process may write (`RLIMIT_FSIZE`).
+    pub file_size_bytes: Option<u64>,
+    /// Open file descriptors per process (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+    /// Size of the private `/tmp` (a tmpfs, whose pages otherwise only count against memory).
+    pub tmp_bytes: Option<u64>,
+}
+
+impl Default for Limits {
+    /// Generous defaults for a data-science kernel: 2 GiB, 256 tasks, one CPU hour, 1 GiB files,
+    /// 1024 descriptors, 512 MiB of `/tmp`.
+    fn default() -> Self {
+        Limits {
+            memory_bytes: Some(2 << 30),
+            max_processes: Some(256),
+            cpu_seconds: Some(3600),
+            file_size_bytes: Some(1 << 30),
+            open_files: Some(1024),
+            tmp_bytes: Some(512 << 20),
+        }
+    }
+}
+
+impl Limits {
+    /// The `(resource, value)` pairs for `setrlimit`.
+    fn rlimits(&self) -> Vec<(libc::__rlimit_resource_t, u64)> {
+        [
+            (libc::RLIMIT_AS, self.memory_bytes),
+            (libc::RLIMIT_NPROC, self.max_processes),
+            (libc::RLIMIT_CPU, self.cpu_seconds),
+            (libc::RLIMIT_FSIZE, self.file_size_bytes),
+            (libc::RLIMIT_NOFILE, self.open_files),
+        ]
+        .into_iter()
+        .filter_map(|(resource, value)| value.map(|v| (resource, v)))
+        .collect()
+    }
+}
+
+/// What the child does before `exec`: everything resolved up front.
+pub(super) struct PreExec {
+    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    cgroup_procs: Vec<CString>,
+    run_as: Option<HostUser>,
+}
+
+impl PreExec {
+    pub(super) fn new(
+        limits: &Limits,
+        cgroup_procs: Vec<CString>,
+        run_as: Option<HostUser>,
+    ) -> Self {
+        PreExec {
+            rlimits: limits.rlimits(),
+            cgroup_procs,
+            run_as,
+        }
+    }
+
+    /// Runs in the child after `fork`. Only async-signal-safe calls.
+    pub(super) fn apply(&self) -> io::Result<()> {
+        for &(resource, value) in &self.rlimits {
+            let limit = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: value,
+            };
+            // SAFETY: plain system call on a stack value.
+            if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        // Join the cgroups while still privileged; "0" means the writing process itself.
+        for procs in &self.cgroup_procs {
+            // SAFETY: the path is a valid C string; the descriptor is closed right after.
+            unsafe {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                libc::close(fd);
+                if written != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
+        if let Some(user) = self.run_as {
+            // SAFETY: plain system calls; the order (groups, gid, uid) is the only one that works.
+            unsafe {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(user.gid) != 0
+                    || libc::setuid(user.uid) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
+        Ok(())
+    }
+}

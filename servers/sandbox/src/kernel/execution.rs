@@ -1,0 +1,299 @@
+//! What one execution produced, and how iopub messages become it.
+
+use std::time::Duration;
+
+use jupyter_protocol::{ExecutionState, JupyterMessageContent, Media, ReplyStatus, Stdio};
+use serde_json::{Map, Value};
+
+/// Which standard stream a text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamName {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// One output of an execution, in the order the kernel produced them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Text on stdout or stderr. Consecutive chunks of the same stream are merged.
+    Stream {
+        /// Which stream.
+        name: StreamName,
+        /// The text.
+        text: String,
+    },
+    /// The value of the cell's last expression (`execute_result`).
+    Result {
+        /// The execution count it belongs to.
+        execution_count: u32,
+        /// MIME type → data, as on the wire (`text/plain`, `image/png` in base64, ...).
+        data: Map<String, Value>,
+        /// MIME type → metadata (e.g. image sizes).
+        metadata: Map<String, Value>,
+    },
+    /// Rich output displayed during the cell, e.g. a matplotlib figure (`display_data`).
+    Display {
+        /// MIME type → data, as on the wire.
+        data: Map<String, Value>,
+        /// MIME type → metadata.
+        metadata: Map<String, Value>,
+    },
+    /// An exception the code raised.
+    Error {
+        /// Exception class, e.g. `ZeroDivisionError`.
+        ename: String,
+        /// Exception message.
+        evalue: String,
+        /// Traceback lines as IPython formats them (with ANSI colours).
+        traceback: Vec<String>,
+    },
+}
+
+impl Output {
+    /// The data of a result or display output for `mime`, if present.
+    pub fn data(&self, mime: &str) -> Option<&Value> {
+        match self {
+            Output::Result { data, .. } | Output::Display { data, .. } => data.get(mime),
+            _ => None,
+        }
+    }
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutionStatus {
+    /// The code ran to completion.
+    Ok,
+    /// The code raised an exception (see the [`Output::Error`]).
+    Error,
+    /// The kernel refused to run it (a previous request failed or was interrupted).
+    Aborted,
+    /// The timeout passed. [`Execution::restarted`] tells whether the interrupt worked or the
+    /// kernel had to be killed and started again.
+    TimedOut,
+    /// The kernel died while running it (e.g. killed for exceeding a limit) and was started
+    /// again.
+    KernelDied,
+}
+
+/// Everything one call to [`Kernel::execute`](super::Kernel::execute) returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    /// Outputs in the order they were produced.
+    pub outputs: Vec<Output>,
+    /// How it ended.
+    pub status: ExecutionStatus,
+    /// The kernel's execution counter for this request, when it said.
+    pub execution_count: Option<u32>,
+    /// An `interrupt_request` was sent because the timeout passed.
+    pub interrupted: bool,
+    /// The kernel was killed and a fresh one started: all variables are gone (files in the
+    /// home directory stay).
+    pub restarted: bool,
+    /// Stream text beyond the configured maximum was dropped.
+    pub truncated: bool,
+    /// Wall time from sending the request to the end.
+    pub elapsed: Duration,
+}
+
+impl Execution {
+    /// All text of one stream, concatenated.
+    pub fn stream(&self, which: StreamName) -> String {
+        self.outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Stream { name, text } if *name == which => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The first error output, if any.
+    pub fn error(&self) -> Option<&Output> {
+        self.outputs
+            .iter()
+            .find(|o| matches!(o, Output::Error { .. }))
+    }
+}
+
+/// Accumulates the iopub messages and the reply of one request.
+#[derive(Debug)]
+pub(super) struct Collector {
+    pub(super) outputs: Vec<Output>,
+    pub(super) execution_count: Option<u32>,
+    pub(super) reply: Option<ReplyStatus>,
+    pub(super) idle: bool,
+    pub(super) truncated: bool,
+    stream_bytes: usize,
+    max_stream_bytes: usize,
+    clear_before_next: bool,
+}
+
+impl Collector {
+    pub(super) fn new(max_stream_bytes: usize) -> Self {
+        Collector {
+            outputs: Vec::new(),
+            execution_count: None,
+            reply: None,
+            idle: false,
+            truncated: false,
+            stream_bytes: 0,
+            max_stream_bytes,
+            clear_before_next: false,
+        }
+    }
+
+    /// Both the `execute_reply` and the final `status: idle` have arrived (IPython sends
+    /// them in either order).
+    pub(super) fn finished(&self) -> bool {
+        self.reply.is_some() && self.idle
+    }
+
+    /// Takes one iopub message that belongs to our request.
+    pub(super) fn iopub(&mut self, content: JupyterMessageContent) {
+        match content {
+            JupyterMessageContent::Status(status)
+                if status.execution_state == ExecutionState::Idle =>
+            {
+                self.idle = true;
+            }
+            JupyterMessageContent::ExecuteInput(input) => {
+                self.execution_count = Some(input.execution_count.value() as u32);
+            }
+            JupyterMessageContent::StreamContent(stream) => {
+                let name = match stream.name {
+                    Stdio::Stdout => StreamName::Stdout,
+                    Stdio::Stderr => StreamName::Stderr,
+                };
+                self.stream(name, stream.text);
+            }
+            JupyterMessageContent::ExecuteResult(result) => self.push(Output::Result {
+                execution_count: result.execution_count.value() as u32,
+                data: mime_bundle(&result.data),
+                metadata: result.metadata,
+            }),
+            JupyterMessageContent::DisplayData(display) => self.push(Output::Display {
+                data: mime_bundle(&display.data),
+                metadata: display.metadata,
+            }),
+            JupyterMessageContent::ErrorOutput(error) => self.push(Output::Error {
+                ename: error.ename,
+                evalue: error.evalue,
+                traceback: error.traceback,
+            }),
+            JupyterMessageContent::ClearOutput(clear) => {
+                if clear.wait {
+                    self.clear_before_next = true;
+                } else {
+                    self.clear();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn stream(&mut self, name: StreamName, mut text: String) {
+        let room = self.max_stream_bytes.saturating_sub(self.stream_bytes);
+        if text.len() > room {
+            let mut cut = room;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            self.truncated = true;
+        }
+        if text.is_empty() {
+            return;
+        }
+        self.stream_bytes += text.len();
+        if self.clear_before_next {
+            self.clear();
+        }
+        if let Some(Output::Stream {
+            name: last,
+            text: previous,
+        }) = self.outputs.last_mut()
+            && *last == name
+        {
+            previous.push_str(&text);
+            return;
+        }
+        self.outputs.push(Output::Stream { name, text });
+    }
+
+    fn push(&mut self, output: Output) {
+        if self.clear_before_next {
+            self.clear();
+        }
+        self.outputs.push(output);
+    }
+
+    fn clear(&mut self) {
+        self.clear_before_next = false;
+        self.outputs.clear();
+    }
+}
+
+/// The wire form of a MIME bundle (`image/png` stays base64 text).
+fn mime_bundle(media: &Media) -> Map<String, Value> {
+    match serde_json::to_value(media) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jupyter_protocol::StreamContent;
+
+    fn text(name: Stdio, text: &str) -> JupyterMessageContent {
+        JupyterMessageContent::StreamContent(StreamContent {
+            name,
+            text: text.to_owned(),
+        })
+    }
+
+    #[test]
+    fn merges_adjacent_chunks_of_one_stream_only() {
+        let mut c = Collector::new(1000);
+        c.iopub(text(Stdio::Stdout, "a"));
+        c.iopub(text(Stdio::Stdout, "b"));
+        c.iopub(text(Stdio::Stderr, "c"));
+        c.iopub(text(Stdio::Stdout, "d"));
+        assert_eq!(c.outputs.len(), 3);
+        assert_eq!(
+            c.outputs[0],
+            Output::Stream {
+                name: StreamName::Stdout,
+                text: "ab".into()
+            }
+        );
+    }
+
+    #[test]
+    fn truncates_streams_on_a_char_boundary() {
+        let mut c = Collector::new(5);
+        c.iopub(text(Stdio::Stdout, "abcé"));
+        c.iopub(text(Stdio::Stdout, "more"));
+        assert!(c.truncated);
+        assert_eq!(
+            c.outputs,
+            vec![Output::Stream {
+                name: StreamName::Stdout,
+                text: "abcé".into()
+            }]
+        );
+        let mut c = Collector::new(4);
+        c.iopub(text(Stdio::Stdout, "abcé"));
+        assert_eq!(
+            c.outputs,
+            vec![Output::Stream {
+                name: StreamName::Stdout,
+                text: "abc".into()
+            }]
+        );
+    }
+}

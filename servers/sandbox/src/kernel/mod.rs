@@ -1,0 +1,474 @@
+//! One IPython kernel in its own jail, driven over ZMQ.
+//!
+//! ```no_run
+//! # async fn demo() -> mcpgym_sandbox::Result<()> {
+//! use std::time::Duration;
+//! use mcpgym_sandbox::{JailConfig, Kernel, KernelConfig};
+//!
+//! let mut kernel = Kernel::start(KernelConfig::new(JailConfig::new("/tmp/sandbox-1"))).await?;
+//! let run = kernel.execute("x = 6 * 7\nx", Duration::from_secs(10)).await?;
+//! assert_eq!(run.outputs[0].data("text/plain").unwrap(), "42");
+//! kernel.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Every wait has a deadline. An execution that outlives its timeout is interrupted
+//! (`interrupt_request` on control); if the kernel is not idle after a grace period, the whole
+//! jail is killed and a fresh kernel started in the same home directory, and the
+//! [`Execution`] says so. An execution whose future is dropped half-way (a client that went
+//! away) is settled the same way at the start of the next call, so a new request never queues
+//! behind an abandoned one.
+
+mod channels;
+mod execution;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jupyter_protocol::{
+    ExecuteRequest, InterruptRequest, JupyterMessage, JupyterMessageContent, KernelInfoRequest,
+    ReplyStatus,
+};
+use tokio::time::Instant;
+
+pub use execution::{Execution, ExecutionStatus, Output, StreamName};
+
+use crate::error::{Error, Result};
+use crate::jail::{self, Jail, JailConfig, UidLease, UidPool};
+use channels::{Channels, is_reply_to};
+use execution::Collector;
+
+/// Name of the connection file and prefix of the socket files in the jail's run directory.
+const CONNECTION_FILE: &str = "kernel.json";
+const SOCKET_PREFIX: &str = "kernel";
+/// How often an unanswered `kernel_info_request` is sent again while starting.
+const READY_PROBE: Duration = Duration::from_millis(500);
+
+/// How to start a kernel. [`KernelConfig::new`] gives working defaults.
+#[derive(Debug, Clone)]
+pub struct KernelConfig {
+    /// The jail the kernel runs in.
+    pub jail: JailConfig,
+    /// The Python interpreter, as a path inside the jail.
+    pub python: String,
+    /// How long start-up (and each restart) may take before it fails.
+    pub start_timeout: Duration,
+    /// After a timeout: how long the interrupted code may take to stop before the kernel is
+    /// killed and restarted.
+    pub interrupt_grace: Duration,
+    /// Most bytes of stdout and stderr kept per execution; the rest is dropped and the
+    /// execution marked [truncated](Execution::truncated).
+    pub max_stream_bytes: usize,
+    /// Where a host uid for the jail comes from when [`JailConfig::run_as`] is not set.
+    /// Defaults to [`UidPool::default`] when running as root and `None` otherwise.
+    pub uid_pool: Option<UidPool>,
+}
+
+impl KernelConfig {
+    /// Defaults: Debian's `/usr/bin/python3`, 30 s to start, 2 s of grace, 1 MiB of streams.
+    pub fn new(jail: JailConfig) -> Self {
+        // SAFETY: geteuid cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        KernelConfig {
+            jail,
+            python: "/usr/bin/python3".to_owned(),
+            start_timeout: Duration::from_secs(30),
+            interrupt_grace: Duration::from_secs(2),
+            max_stream_bytes: 1 << 20,
+            uid_pool: root.then(UidPool::default),
+        }
+    }
+}
+
+/// A running IPython kernel in a jail.
+///
+/// Dropping it kills the jail; [`Kernel::shutdown`] does the same and waits for it.
+pub struct Kernel {
+    config: KernelConfig,
+    jail: Jail,
+    channels: Channels,
+    /// The request whose outcome is not known yet (its future was dropped).
+    pending: Option<String>,
+    restarts: u32,
+    // Held for the kernel's lifetime so restarts keep the uid that owns the home directory.
+    _lease: Option<UidLease>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("root", &self.config.jail.root)
+            .field("jail", &self.jail)
+            .field("restarts", &self.restarts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Kernel {
+    /// Starts a kernel in a new jail and returns once it answers `kernel_info_request` and
+    /// its iopub messages reach us.
+    pub async fn start(mut config: KernelConfig) -> Result<Kernel> {
+        let mut lease = None;
+        if let (None, Some(pool)) = (config.jail.run_as, config.uid_pool.clone()) {
+            let leased = tokio::task::spawn_blocking(move || pool.lease())
+                .await
+                .expect("uid lease panicked")?;
+            config.jail.run_as = Some(leased.user());
+            lease = Some(leased);
+        }
+        let (jail, channels) = launch(&config).await?;
+        Ok(Kernel {
+            config,
+            jail,
+            channels,
+            pending: None,
+            restarts: 0,
+            _lease: lease,
+        })
+    }
+
+    /// Runs `code` and returns its outputs in order. Failures of the code are outputs, not
+    /// errors; `Err` means the kernel could not be reached or restarted.
+    ///
+    /// After `timeout` the code is interrupted; if it does not stop within the grace period,
+    /// the kernel is replaced by a fresh one ([`Execution::restarted`]).
+    pub async fn execute(&mut self, code: &str, timeout: Duration) -> Result<Execution> {
+        self.settle().await?;
+        let started = Instant::now();
+        let request: JupyterMessage = ExecuteRequest {
+            code: code.to_owned(),
+            silent: false,
+            store_history: true,
+            user_expressions: None,
+            allow_stdin: false,
+            // With `true`, ipykernel 6.17 aborts every request that arrives in the moments
+            // after an error, even one sent after the error's reply. We never queue cells,
+            // so there is nothing it should abort.
+            stop_on_error: false,
+        }
+        .into();
+        let msg_id = request.header.msg_id.clone();
+        self.pending = Some(msg_id.clone());
+        self.channels.shell.send(request).await?;
+
+        let mut collected = Collector::new(self.config.max_stream_bytes);
+        let mut interrupted = false;
+        let mut restarted = false;
+        let status = match self
+            .collect(&msg_id, &mut collected, started + timeout)
+            .await
+        {
+            Ended::Finished => match collected.reply {
+                Some(ReplyStatus::Ok) | None => ExecutionStatus::Ok,
+                Some(ReplyStatus::Error) => ExecutionStatus::Error,
+                Some(ReplyStatus::Aborted) => ExecutionStatus::Aborted,
+            },
+            Ended::KernelGone => {
+                self.restart().await?;
+                restarted = true;
+                ExecutionStatus::KernelDied
+            }
+            Ended::Deadline => {
+                interrupted = true;
+                let stopped = match self.send_interrupt().await {
+                    Ok(()) => {
+                        let grace = Instant::now() + self.config.interrupt_grace;
+                        matches!(
+                            self.collect(&msg_id, &mut collected, grace).await,
+                            Ended::Finished
+                        )
+                    }
+                    Err(error) => {
+                        tracing::debug!(%error, "interrupt failed");
+                        false
+                    }
+                };
+                if !stopped {
+                    self.restart().await?;
+                    restarted = true;
+                }
+                ExecutionStatus::TimedOut
+            }
+        };
+        self.pending = None;
+        Ok(Execution {
+            outputs: collected.outputs,
+            status,
+            execution_count: collected.execution_count,
+            interrupted,
+            restarted,
+            truncated: collected.truncated,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Sends `interrupt_request` on the control channel: the running code gets a
+    /// `KeyboardInterrupt`. Returns once sent; code that ignores SIGINT keeps running.
+    pub async fn interrupt(&mut self) -> Result<()> {
+        self.send_interrupt().await
+    }
+
+    /// Kills the jail and starts a fresh kernel in a new one. Files in the home directory
+    /// stay; variables, imports and processes are gone.
+    pub async fn restart(&mut self) -> Result<()> {
+        self.jail.kill().await;
+        self.pending = None;
+        let (jail, channels) = launch(&self.config).await?;
+        self.jail = jail;
+        self.channels = channels;
+        self.restarts += 1;
+        Ok(())
+    }
+
+    /// Kills the jail and everything in it. The sandbox directory stays for the caller to
+    /// remove.
+    pub async fn shutdown(mut self) {
+        self.jail.kill().await;
+    }
+
+    /// How many times the kernel was restarted, by [`Kernel::restart`] or after a timeout.
+    pub fn restarts(&self) -> u32 {
+        self.restarts
+    }
+
+    /// Host directory bound at `/home/user` in the jail.
+    pub fn home_dir(&self) -> PathBuf {
+        self.config.jail.home_dir()
+    }
+
+    /// The jail the kernel runs in.
+    pub fn jail(&self) -> &Jail {
+        &self.jail
+    }
+
+    /// Ends a request whose caller went away before it finished: interrupt, wait for idle
+    /// within the grace period, else restart.
+    async fn settle(&mut self) -> Result<()> {
+        let Some(msg_id) = self.pending.take() else {
+            return Ok(());
+        };
+        let mut ignored = Collector::new(0);
+        // It may have finished on its own meanwhile.
+        if let Ended::Finished = self.collect(&msg_id, &mut ignored, Instant::now()).await {
+            return Ok(());
+        }
+        let stopped = self.send_interrupt().await.is_ok() && {
+            let grace = Instant::now() + self.config.interrupt_grace;
+            matches!(
+                self.collect(&msg_id, &mut ignored, grace).await,
+                Ended::Finished
+            )
+        };
+        if !stopped {
+            self.restart().await?;
+        }
+        Ok(())
+    }
+
+    /// Feeds the messages of request `msg_id` into `collected` until it finished, the kernel
+    /// went away, or `deadline` passed. Messages of other requests are dropped.
+    async fn collect(
+        &mut self,
+        msg_id: &str,
+        collected: &mut Collector,
+        deadline: Instant,
+    ) -> Ended {
+        let channels = &mut self.channels;
+        let jail = &mut self.jail;
+        while !collected.finished() {
+            tokio::select! {
+                // Queued messages first, so nothing the kernel said before dying is lost.
+                biased;
+                message = channels.iopub_rx.recv() => match message {
+                    Some(m) if is_reply_to(&m, msg_id) => collected.iopub(m.content),
+                    Some(_) => {}
+                    None => return Ended::KernelGone,
+                },
+                message = channels.shell_rx.recv() => match message {
+                    Some(m) if is_reply_to(&m, msg_id) => {
+                        if let JupyterMessageContent::ExecuteReply(reply) = m.content {
+                            collected.execution_count = Some(reply.execution_count.value() as u32);
+                            collected.reply = Some(reply.status);
+                        }
+                    }
+                    Some(_) => {}
+                    None => return Ended::KernelGone,
+                },
+                _ = jail.wait() => return Ended::KernelGone,
+                _ = tokio::time::sleep_until(deadline) => return Ended::Deadline,
+            }
+        }
+        Ended::Finished
+    }
+
+    /// Sends `interrupt_request` on control without waiting for `interrupt_reply`: Debian's
+    /// ipykernel 6.17 echoes the request's empty content as the reply, which has no `status`
+    /// and does not parse, so the end of the interrupted execution is what we wait for.
+    async fn send_interrupt(&mut self) -> Result<()> {
+        // Replies to earlier requests, if any parsed, are of no use any more.
+        while self.channels.control_rx.try_recv().is_ok() {}
+        self.channels
+            .control
+            .send(InterruptRequest {}.into())
+            .await?;
+        Ok(())
+    }
+}
+
+/// Why [`Kernel::collect`] stopped.
+enum Ended {
+    Finished,
+    KernelGone,
+    Deadline,
+}
+
+/// Writes the connection file, starts the jail, connects and waits until the kernel is ready.
+async fn launch(config: &KernelConfig) -> Result<(Jail, Channels)> {
+    let started = Instant::now();
+    let deadline = started + config.start_timeout;
+    config.jail.prepare().await?;
+    let key = uuid::Uuid::new_v4().simple().to_string();
+    let run_dir = config.jail.run_dir();
+    let host_prefix = run_dir.join(SOCKET_PREFIX);
+    let inside_prefix = PathBuf::from(jail::RUN).join(SOCKET_PREFIX);
+    let inside_info = channels::connection_info(&inside_prefix, &key);
+    write_connection_file(config, &inside_info).await?;
+
+    let connection_file = PathBuf::from(jail::RUN).join(CONNECTION_FILE);
+    let command: Vec<OsString> = [
+        config.python.as_str(),
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        &connection_file.to_string_lossy(),
+        // Keep the user's home free of IPython's own files.
+        "--HistoryManager.enabled=False",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    let mut jail = Jail::spawn(&config.jail, &command).await?;
+
+    // Wait for the socket files: zeromq does not retry an ipc connect to a missing path.
+    let sockets = channels::socket_files(&host_prefix);
+    loop {
+        if let Some(status) = jail.try_wait() {
+            return Err(Error::ExitedDuringStart {
+                status: status.to_string(),
+                log_tail: jail.log_tail(2000).await,
+            });
+        }
+        let mut all = true;
+        for socket in &sockets {
+            all &= tokio::fs::try_exists(socket).await.unwrap_or(false);
+        }
+        if all {
+            break;
+        }
+        if Instant::now() >= deadline {
+            return Err(start_timeout(&jail, started).await);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let session = uuid::Uuid::new_v4().to_string();
+    let host_info = channels::connection_info(&host_prefix, &key);
+    // A socket file can exist a moment before its listener accepts: retry until the deadline.
+    let mut channels = loop {
+        match tokio::time::timeout_at(deadline, Channels::connect(&host_info, &session)).await {
+            Ok(Ok(channels)) => break channels,
+            Ok(Err(error)) if Instant::now() < deadline => {
+                tracing::debug!(%error, "kernel not accepting yet");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            _ => return Err(start_timeout(&jail, started).await),
+        }
+    };
+
+    wait_ready(&mut jail, &mut channels, started, deadline).await?;
+    channels
+        .drain_iopub(Duration::from_millis(50), Duration::from_millis(500))
+        .await;
+    tracing::debug!(elapsed = ?started.elapsed(), root = %config.jail.root.display(), "kernel ready");
+    Ok((jail, channels))
+}
+
+/// Sends `kernel_info_request` every [`READY_PROBE`] until one is answered on shell and the
+/// iopub status of one reaches us: a SUB socket only receives once its subscription has
+/// travelled to the kernel (the "slow joiner"), and executing before that loses output.
+async fn wait_ready(
+    jail: &mut Jail,
+    channels: &mut Channels,
+    started: Instant,
+    deadline: Instant,
+) -> Result<()> {
+    let mut probes: Vec<String> = Vec::new();
+    let (mut replied, mut heard) = (false, false);
+    let mut next_probe = Instant::now();
+    while !(replied && heard) {
+        if Instant::now() >= next_probe {
+            let probe: JupyterMessage = KernelInfoRequest {}.into();
+            probes.push(probe.header.msg_id.clone());
+            channels.shell.send(probe).await?;
+            next_probe = Instant::now() + READY_PROBE;
+        }
+        let answers = |m: &JupyterMessage| probes.iter().any(|id| is_reply_to(m, id));
+        tokio::select! {
+            biased;
+            message = channels.shell_rx.recv() => match message {
+                Some(m) => replied |= answers(&m),
+                None => return Err(channels::closed("shell")),
+            },
+            message = channels.iopub_rx.recv() => match message {
+                Some(m) => heard |= answers(&m),
+                None => return Err(channels::closed("iopub")),
+            },
+            status = jail.wait() => {
+                return Err(Error::ExitedDuringStart {
+                    status: status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string()),
+                    log_tail: jail.log_tail(2000).await,
+                });
+            }
+            _ = tokio::time::sleep_until(next_probe.min(deadline)) => {
+                if Instant::now() >= deadline {
+                    return Err(start_timeout(jail, started).await);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn start_timeout(jail: &Jail, started: Instant) -> Error {
+    Error::StartTimeout {
+        waited: started.elapsed(),
+        log_tail: jail.log_tail(2000).await,
+    }
+}
+
+/// Writes the kernel's connection file into the run directory, readable by the jail's user.
+async fn write_connection_file(
+    config: &KernelConfig,
+    info: &jupyter_protocol::connection_info::ConnectionInfo,
+) -> Result<()> {
+    let run_dir = config.jail.run_dir();
+    let path = run_dir.join(CONNECTION_FILE);
+    let text = serde_json::to_vec_pretty(info).expect("a connection info always serializes");
+    let run_as = config.jail.run_as;
+    tokio::task::spawn_blocking(move || -> Result<()> {
+        // Sockets of a previous kernel would make us connect before the new one has bound.
+        let entries = std::fs::read_dir(&run_dir).map_err(|e| Error::io("list", &run_dir, e))?;
+        for entry in entries.flatten() {
+            let stale = entry.path();
+            std::fs::remove_file(&stale).map_err(|e| Error::io("remove", &stale, e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| Error::io("write", &path, e))?;
+        if let Some(user) = run_as {
+            std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
+                .map_err(|e| Error::io("chown", &path, e))?;
+        }
+        Ok(())
+    })
+    .await
+    .expect("writing the connection file panicked")
+}

@@ -1,0 +1,20 @@
+//! The lowest layer of the mcpgym sandbox service: IPython kernels in bubblewrap jails, spoken
+//! to from Rust over ZMQ (pure Rust, no libzmq).
+//!
+//! - [`jail`]: one sandbox's jail: no network, read-only system, private `/home/user` and
+//!   `/tmp`, own PID namespace, uid 1000, rlimits and (where writable) cgroups.
+//! - [`kernel`]: an IPython kernel in such a jail: start, [`Kernel::execute`] with a timeout
+//!   (interrupt, then kill and restart), interrupt, restart, shutdown.
+//!
+//! The system needs `bwrap` and a Python with `ipykernel` under `/usr` (Debian: `bubblewrap`,
+//! `python3-ipykernel`; `python3-matplotlib` for plots).
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod jail;
+pub mod kernel;
+
+pub use error::{Error, Result};
+pub use jail::{Jail, JailConfig, Limits};
+pub use kernel::{Execution, ExecutionStatus, Kernel, KernelConfig, Output, StreamName};
