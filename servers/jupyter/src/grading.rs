@@ -1,0 +1,422 @@
+//! Grading the string given to `final_answer`.
+//!
+//! The answer is the whole string the agent passed to `final_answer`; nothing else (cell output,
+//! notebook text) is ever searched for the expected value. The rules, per [`Grader`]:
+//!
+//! - **Normalisation** (text graders): surrounding whitespace is trimmed, then one pair of
+//!   matching surrounding quotes (`"…"`, `'…'`) or backticks (`` `…` ``) is removed and the
+//!   result trimmed again. Nothing else is removed: `meadow.` is not `meadow`.
+//! - **`Exact`**: the normalised answer equals the expected string, byte for byte
+//!   (case-sensitive; prompts say which case they want).
+//! - **`OneOf`**: the normalised answer equals one of the accepted spellings, ignoring case
+//!   (Unicode lowercase of both sides).
+//! - **`Numeric`**: the answer must be *one number and nothing else*, by [`parse_number`]; it
+//!   is correct when `|x − value| ≤ max(abs_tol, rel_tol × |value|)`. With both tolerances 0 the
+//!   number must equal the value exactly (so `42.0` is right for 42, `42.5` is not).
+//! - **`Check`**: grading needs the sandbox: [`grade`] returns the [`CheckProgram`] to run
+//!   there, and [`CheckProgram::interpret`] reads its output.
+//!
+//! A [`Verdict`]'s reason never contains the expected answer, so it may be shown or logged.
+
+use crate::python::check_program;
+use crate::tasks::{Grader, PRELUDE, Task};
+
+/// The outcome of grading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The answer is right.
+    Correct,
+    /// The answer is wrong; the reason says why without revealing the expected answer.
+    Incorrect {
+        /// Why, in a sentence.
+        reason: String,
+    },
+}
+
+impl Verdict {
+    /// Whether the answer is right.
+    pub fn is_correct(&self) -> bool {
+        matches!(self, Verdict::Correct)
+    }
+
+    fn incorrect(reason: impl Into<String>) -> Self {
+        Verdict::Incorrect {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What grading an answer needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grading {
+    /// Graded already, from the answer alone.
+    Done(Verdict),
+    /// A hidden check must run in the sandbox first.
+    Check(CheckProgram),
+}
+
+/// A hidden check, ready to run in the sandbox after the episode.
+///
+/// Run [`CheckProgram::source`] as its own process (`python3 -I -c SOURCE`, e.g. through envd's
+/// `process.Process/Start`), never in the agent's kernel: the agent has had the kernel to
+/// itself and may have replaced `print` or anything else in it. `-I` keeps the home folder,
+/// which the agent controls, off `sys.path` and ignores user site-packages and `PYTHON*`
+/// variables, so the check imports only the read-only system's modules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckProgram {
+    source: String,
+}
+
+impl CheckProgram {
+    /// The check `code` of `task`, to run in `home` with `answer` as `ANSWER` (and the task's
+    /// setup rerun into `ORIGINAL`; see [`Grader::Check`]). Made by [`grade`].
+    pub(crate) fn new(task: &Task, code: &str, answer: &str, home: &str) -> Self {
+        let check = format!("{PRELUDE}\n{code}");
+        Self {
+            source: check_program(home, &task.setup_source(), &check, answer),
+        }
+    }
+
+    /// The program's Python source.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The verdict from the check's standard output and exit code.
+    ///
+    /// Correct only when the process exited with 0 (or the code is unknown) and its output,
+    /// blank lines aside, is one or more lines that read exactly `PASS`. Any `FAIL` line
+    /// (`FAIL` or `FAIL: reason`) fails; any other line, no output at all, or a non-zero exit
+    /// fails too, with a reason saying which.
+    pub fn interpret(&self, stdout: &str, exit_code: Option<i32>) -> Verdict {
+        interpret_check_output(stdout, exit_code)
+    }
+}
+
+/// Reads a check's output; see [`CheckProgram::interpret`].
+pub fn interpret_check_output(stdout: &str, exit_code: Option<i32>) -> Verdict {
+    if let Some(code) = exit_code.filter(|code| *code != 0) {
+        return Verdict::incorrect(format!("the hidden check exited with status {code}"));
+    }
+    let lines: Vec<&str> = stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return Verdict::incorrect("the hidden check printed nothing");
+    }
+    let mut failures = Vec::new();
+    for line in &lines {
+        if *line == "PASS" {
+            continue;
+        }
+        if *line == "FAIL" {
+            failures.push("");
+        } else if let Some(reason) = line.strip_prefix("FAIL:") {
+            failures.push(reason.trim());
+        } else {
+            return Verdict::incorrect("the hidden check printed a line other than PASS or FAIL");
+        }
+    }
+    match failures.iter().find(|r| !r.is_empty()) {
+        Some(reason) => Verdict::incorrect(format!("the hidden check failed: {reason}")),
+        None if !failures.is_empty() => Verdict::incorrect("the hidden check failed"),
+        None => Verdict::Correct,
+    }
+}
+
+/// Grades `answer` (the string given to `final_answer`) for `task`. `home` is the sandbox's
+/// home folder, used only by `Check` graders.
+pub fn grade(task: &Task, answer: &str, home: &str) -> Grading {
+    match task.grader() {
+        Grader::Exact(expected) => Grading::Done(grade_text(answer, |a| a == expected)),
+        Grader::OneOf(accepted) => Grading::Done(grade_text(answer, |a| {
+            let a = a.to_lowercase();
+            accepted.iter().any(|s| s.to_lowercase() == a)
+        })),
+        Grader::Numeric {
+            value,
+            rel_tol,
+            abs_tol,
+        } => Grading::Done(grade_number(answer, *value, *rel_tol, *abs_tol)),
+        Grader::Check { code } => Grading::Check(CheckProgram::new(task, code, answer, home)),
+    }
+}
+
+fn grade_text(answer: &str, matches: impl Fn(&str) -> bool) -> Verdict {
+    let answer = normalize_text(answer);
+    if answer.is_empty() {
+        Verdict::incorrect("the answer is empty")
+    } else if matches(answer) {
+        Verdict::Correct
+    } else {
+        Verdict::incorrect("the answer does not match the expected answer")
+    }
+}
+
+fn grade_number(answer: &str, value: f64, rel_tol: f64, abs_tol: f64) -> Verdict {
+    let Some(number) = parse_number(answer) else {
+        return Verdict::incorrect(
+            "the answer is not a single number (give only the number, like 42, 4.2e1 or 1,234.5)",
+        );
+    };
+    let tolerance = abs_tol.max(rel_tol * value.abs());
+    if (number - value).abs() <= tolerance {
+        Verdict::Correct
+    } else {
+        Verdict::incorrect("the number is not the expected value")
+    }
+}
+
+/// Trims whitespace, then one pair of matching surrounding quotes or backticks, then whitespace
+/// again.
+pub fn normalize_text(answer: &str) -> &str {
+    let trimmed = answer.trim();
+    for quote in ['"', '\'', '`'] {
+        if trimmed.len() >= 2
+            && let Some(inner) = trimmed
+                .strip_prefix(quote)
+                .and_then(|s| s.strip_suffix(quote))
+        {
+            return inner.trim();
+        }
+    }
+    trimmed
+}
+
+/// Parses an answer that is one number and nothing else.
+///
+/// The rule, exactly: trim surrounding whitespace; drop one trailing `.`; what remains must be
+/// an optional sign (`+` or `-`), a mantissa, and an optional exponent (`e` or `E`, an optional
+/// sign, one or more digits). The mantissa is digits, optionally followed by `.` and one or
+/// more fractional digits (`42`, `42.5`, `.5`), where the integer digits may instead
+/// be grouped by commas in threes (`1,234`, `12,345,678.9`; not `1,23` or `12,34,567`). The
+/// value must be finite. So `42`, `42.0`, `4.2e1`, `1,234.5`, ` 42 ` and `42.` are numbers;
+/// `the answer is 42`, `42 or 43`, `42%`, `$42`, `0x2a`, `1/2`, `inf` and `nan` are not.
+pub fn parse_number(answer: &str) -> Option<f64> {
+    let text = answer.trim();
+    let text = text.strip_suffix('.').unwrap_or(text);
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    if matches!(bytes.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    // Integer part: plain digits, or comma-grouped digits.
+    let int_start = i;
+    while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b',') {
+        i += 1;
+    }
+    let integer = &text[int_start..i];
+    if integer.contains(',') && !well_grouped(integer) {
+        return None;
+    }
+    let mut digits = integer.len();
+    if i < bytes.len() && bytes[i] == b'.' {
+        i += 1;
+        let frac_start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        // `42.` has had its one trailing period removed already; a second (`42..`) is prose.
+        if i == frac_start {
+            return None;
+        }
+        digits += i - frac_start;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if i < bytes.len() && matches!(bytes[i], b'e' | b'E') {
+        i += 1;
+        if i < bytes.len() && matches!(bytes[i], b'+' | b'-') {
+            i += 1;
+        }
+        let exp_start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == exp_start {
+            return None;
+        }
+    }
+    if i != bytes.len() {
+        return None;
+    }
+    let plain: String = text.chars().filter(|c| *c != ',').collect();
+    plain.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// `1,234` and `12,345,678`: a first group of one to three digits, then groups of exactly three.
+fn well_grouped(integer: &str) -> bool {
+    let mut groups = integer.split(',');
+    let first_ok = groups
+        .next()
+        .is_some_and(|g| (1..=3).contains(&g.len()) && g.bytes().all(|b| b.is_ascii_digit()));
+    first_ok && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use mcpgym_shared::Split;
+
+    use super::*;
+    use crate::tasks::TaskKind;
+
+    fn numeric(value: f64, rel_tol: f64, abs_tol: f64) -> Grader {
+        Grader::Numeric {
+            value,
+            rel_tol,
+            abs_tol,
+        }
+    }
+
+    fn task(grader: Grader) -> Task {
+        Task::new("t", Split::Train, TaskKind::Numeric, "p", "", grader)
+    }
+
+    fn verdict(grader: &Grader, answer: &str) -> bool {
+        match grade(&task(grader.clone()), answer, "/home/user") {
+            Grading::Done(v) => v.is_correct(),
+            Grading::Check(_) => panic!("not a check"),
+        }
+    }
+
+    #[test]
+    fn numbers_in_every_accepted_form() {
+        for text in [
+            "42", "42.0", "4.2e1", "4.2E+1", "420e-1", " 42 ", "42.", "+42", "\n42\t", "42.0.",
+        ] {
+            assert_eq!(parse_number(text), Some(42.0), "{text:?}");
+        }
+        assert_eq!(parse_number("1,234.5"), Some(1234.5));
+        assert_eq!(parse_number("-12,345,678"), Some(-12_345_678.0));
+        assert_eq!(parse_number(".5"), Some(0.5));
+        assert_eq!(parse_number("-0.669"), Some(-0.669));
+    }
+
+    #[test]
+    fn text_around_a_number_is_not_a_number() {
+        for text in [
+            "the answer is 42",
+            "42 or 43",
+            "42 43",
+            "about 42",
+            "42%",
+            "$42",
+            "0x2a",
+            "1/2",
+            "inf",
+            "NaN",
+            "1e999",
+            "",
+            ".",
+            "-",
+            "1e",
+            "e5",
+            "1,23",
+            "12,34,567",
+            ",123",
+            "123,",
+            "1,234,",
+            "42..",
+            "4 2",
+            "42 .",
+            "١٢",
+            "x = 42",
+            "42\n43",
+        ] {
+            assert_eq!(parse_number(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn numeric_tolerances() {
+        let exact = numeric(42.0, 0.0, 0.0);
+        assert!(verdict(&exact, "42"));
+        assert!(verdict(&exact, "42.000"));
+        assert!(!verdict(&exact, "42.0001"));
+        assert!(!verdict(&exact, "the answer is 42 or 43"));
+        let two_places = numeric(17758.55, 0.0, 0.01);
+        assert!(verdict(&two_places, "17,758.55"));
+        assert!(verdict(&two_places, "17758.5512"));
+        assert!(!verdict(&two_places, "17758.6"));
+        let relative = numeric(0.0900092352, 1e-5, 1e-6);
+        assert!(verdict(&relative, "0.090009"));
+        assert!(!verdict(&relative, "0.0900"));
+        let negative = numeric(-130050.0, 1e-6, 0.0);
+        assert!(verdict(&negative, "-130050"));
+        assert!(!verdict(&negative, "130050"));
+    }
+
+    #[test]
+    fn text_rules() {
+        let exact = Grader::Exact("ACC-038".into());
+        assert!(verdict(&exact, "ACC-038"));
+        assert!(verdict(&exact, "  ACC-038\n"));
+        assert!(verdict(&exact, "\"ACC-038\""));
+        assert!(verdict(&exact, "`ACC-038`"));
+        assert!(!verdict(&exact, "acc-038"), "exact is case-sensitive");
+        assert!(!verdict(&exact, "ACC-038."));
+        assert!(!verdict(&exact, "The account is ACC-038"));
+        assert!(!verdict(&exact, "\"ACC-038'"));
+        assert!(!verdict(&exact, ""));
+        let one_of = Grader::OneOf(vec!["meadow".into(), "meadows".into()]);
+        assert!(verdict(&one_of, "Meadow"));
+        assert!(verdict(&one_of, "'MEADOWS'"));
+        assert!(!verdict(&one_of, "meadow, harbor"));
+        assert!(!verdict(&one_of, "meadowlark"));
+        assert!(!verdict(&one_of, "   "));
+    }
+
+    #[test]
+    fn reasons_do_not_reveal_the_answer() {
+        for (grader, answer) in [
+            (Grader::Exact("secretvalue".into()), "nope"),
+            (Grader::OneOf(vec!["secretvalue".into()]), "nope"),
+            (numeric(987654.0, 0.0, 0.0), "1"),
+            (numeric(987654.0, 0.0, 0.0), "words"),
+        ] {
+            let Grading::Done(Verdict::Incorrect { reason }) = grade(&task(grader), answer, "/h")
+            else {
+                panic!("should be incorrect");
+            };
+            assert!(!reason.contains("secretvalue") && !reason.contains("987654"));
+        }
+    }
+
+    #[test]
+    fn check_output_rules() {
+        assert!(interpret_check_output("PASS\n", Some(0)).is_correct());
+        assert!(interpret_check_output("\nPASS\n\nPASS\n", None).is_correct());
+        assert!(!interpret_check_output("FAIL\n", Some(0)).is_correct());
+        assert_eq!(
+            interpret_check_output("PASS\nFAIL: wrong header\n", Some(0)),
+            Verdict::Incorrect {
+                reason: "the hidden check failed: wrong header".into()
+            }
+        );
+        // Anything but PASS/FAIL lines is a failure, even alongside PASS.
+        assert!(!interpret_check_output("PASS\nhello\n", Some(0)).is_correct());
+        assert!(!interpret_check_output("PASSED\n", Some(0)).is_correct());
+        assert!(!interpret_check_output("pass\n", Some(0)).is_correct());
+        assert!(!interpret_check_output("", Some(0)).is_correct());
+        assert!(!interpret_check_output("PASS\n", Some(1)).is_correct());
+        let Verdict::Incorrect { reason } = interpret_check_output("", Some(0)) else {
+            panic!()
+        };
+        assert!(reason.contains("nothing"));
+    }
+
+    #[test]
+    fn check_graders_defer_to_the_sandbox() {
+        let grader = Grader::Check {
+            code: "print('PASS' if ANSWER == 'x' else 'FAIL')".into(),
+        };
+        let Grading::Check(program) = grade(&task(grader), "x", "/home/user") else {
+            panic!("a check");
+        };
+        assert!(program.source().contains("ANSWER"));
+        assert!(program.interpret("PASS", Some(0)).is_correct());
+    }
+}

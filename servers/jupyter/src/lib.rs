@@ -1,0 +1,42 @@
+//! The Jupyter environment for mcpgym: tasks solved by writing and running Python in a real
+//! IPython kernel inside a sandbox, graded by the answer given to `final_answer`.
+//!
+//! This crate holds the parts that do not talk to a sandbox:
+//!
+//! - [`tasks`]: the built-in tasks (data analysis on files a setup writes, numeric
+//!   computation, text processing, file handling) in train and test splits, each with a public
+//!   prompt, a setup program and a secret grader;
+//! - [`grading`]: the rules that grade a `final_answer` string (exact, one of several
+//!   spellings, a number within tolerance, or a hidden check run in the sandbox);
+//! - [`reward`]: the `correct`, `steps` and `errors` components, sparse or shaped;
+//! - [`notebook`]: the episode as a valid nbformat 4.5 `.ipynb`.
+//!
+//! The environment reaches sandboxes only over E2B's HTTP protocol; it never links the sandbox
+//! service's crate.
+//!
+//! ```
+//! use mcpgym_jupyter::grading::Grading;
+//! use mcpgym_jupyter::tasks::{Grader, JupyterTasks, SANDBOX_HOME, Task, TaskKind};
+//! use mcpgym_shared::Split;
+//!
+//! let tasks = JupyterTasks::builtin();
+//! assert!(tasks.set().ids(Split::Train).len() >= 30);
+//! let grader = Grader::Numeric { value: 42.0, rel_tol: 0.0, abs_tol: 0.0 };
+//! let task = Task::new("my-task", Split::Train, TaskKind::Numeric, "What is 6 × 7?", "", grader);
+//! let Grading::Done(verdict) = task.grade(" 4.2e1 ", SANDBOX_HOME) else { unreachable!() };
+//! assert!(verdict.is_correct());
+//! ```
+
+#![warn(missing_docs)]
+
+mod catalog;
+pub mod grading;
+pub mod notebook;
+mod python;
+pub mod reward;
+pub mod tasks;
+
+pub use grading::{CheckProgram, Grading, Verdict, grade};
+pub use notebook::{CellOutput, ExecutedCell, build_notebook};
+pub use reward::{EpisodeReward, RewardConfig, RewardMode};
+pub use tasks::{Grader, JupyterTasks, Task, TaskInfo, TaskKind};
