@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use mcpgym_sandbox::service::ServiceConfig;
 use mcpgym_shared::Environment;
 use mcpgym_shared::cli::{CommonArgs, TransportArgs};
 use mcpgym_shared::http::{HttpOptions, serve};
@@ -51,11 +52,47 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// The local sandbox service: E2B's HTTP protocol (control plane, code interpreter, envd
+    /// subset) on one port, over IPython kernels in bubblewrap jails. Point E2B SDKs at it
+    /// with E2B_API_URL and E2B_SANDBOX_URL set to http://ADDR.
+    Sandbox(SandboxArgs),
     /// Load generators that print throughput, latency and memory figures.
     Bench {
         #[command(subcommand)]
         target: bench::BenchTarget,
     },
+}
+
+/// Flags of `mcpgym sandbox`.
+#[derive(Debug, clap::Args)]
+struct SandboxArgs {
+    /// Address to listen on, e.g. 127.0.0.1:49999.
+    #[arg(long, value_name = "ADDR")]
+    http: std::net::SocketAddr,
+    /// Jailed kernels kept started ahead of demand, so a create is ready at once.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pool: usize,
+    /// Longest a cell or command may run: then it is interrupted, and if it does not stop
+    /// within a grace period the kernel is killed and restarted (the response says so).
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    execution_timeout: u64,
+    /// Most sandboxes alive at once; further creates get 429.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    max_sandboxes: u64,
+    /// Token every request must carry (X-API-Key or Authorization: Bearer), or on the data
+    /// plane the sandbox's envdAccessToken as X-Access-Token. Required beyond loopback.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "MCPGYM_TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// Where the sandboxes' files live: a fresh folder mcpgym-sandbox-PID is made in DIR and
+    /// removed at exit (default: $TMPDIR). Keep DIR short: kernel sockets live below it, and
+    /// a socket path may not exceed 107 bytes.
+    #[arg(long, value_name = "DIR")]
+    root_dir: Option<std::path::PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -85,6 +122,7 @@ fn main() -> anyhow::Result<()> {
                     .map_err(anyhow::Error::from)
             })
         }
+        Command::Sandbox(args) => run_sandbox(args),
         Command::Bench { target } => bench::run(target),
     }
 }
@@ -110,6 +148,33 @@ fn run_env(
         None => current_thread()?
             .block_on(async { serve_stdio(hub, env).await.map_err(anyhow::Error::from) }),
     }
+}
+
+/// Serves the sandbox service until Ctrl-C or SIGTERM, then kills every sandbox.
+fn run_sandbox(args: SandboxArgs) -> anyhow::Result<()> {
+    let defaults = ServiceConfig::default();
+    let config = ServiceConfig {
+        // Never DIR itself: the service removes its folder at exit.
+        root_dir: match args.root_dir {
+            Some(dir) => dir.join(format!("mcpgym-sandbox-{}", std::process::id())),
+            None => defaults.root_dir,
+        },
+        pool_size: args.pool,
+        execution_timeout: std::time::Duration::from_secs(args.execution_timeout),
+        max_sandboxes: usize::try_from(args.max_sandboxes).unwrap_or(usize::MAX),
+        token: args.token,
+        ..defaults
+    };
+    // Kernels, jails and streamed responses all wait on I/O; two workers keep one slow
+    // start-up from delaying every other request.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        mcpgym_sandbox::service::serve(args.http, config, shutdown_signal())
+            .await
+            .map_err(anyhow::Error::from)
+    })
 }
 
 /// A runtime on this thread. HTTP serving adds one such thread per further core.

@@ -5,6 +5,8 @@
 //!   `/tmp`, own PID namespace, uid 1000, rlimits and (where writable) cgroups.
 //! - [`kernel`]: an IPython kernel in such a jail: start, [`Kernel::execute`] with a timeout
 //!   (interrupt, then kill and restart), interrupt, restart, shutdown.
+//! - [`service`]: the E2B-compatible HTTP service over them (control plane, code
+//!   interpreter, envd subset) with a warm pool and server-side deadlines.
 //!
 //! The system needs `bwrap` and a Python with `ipykernel` under `/usr` (Debian: `bubblewrap`,
 //! `python3-ipykernel`; `python3-matplotlib` for plots).
@@ -14,7 +16,8 @@
 pub mod error;
 pub mod jail;
 pub mod kernel;
+pub mod service;
 
 pub use error::{Error, Result};
 pub use jail::{Jail, JailConfig, Limits};
-pub use kernel::{Execution, ExecutionStatus, Kernel, KernelConfig, Output, StreamName};
+pub use kernel::{Event, Execution, ExecutionStatus, Kernel, KernelConfig, Output, StreamName};

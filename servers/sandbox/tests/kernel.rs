@@ -143,3 +143,49 @@ async fn restart_gives_a_clean_kernel_and_dropped_executions_are_settled() {
     assert_eq!(next, "9");
     sandbox.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_reports_outputs_while_the_cell_runs() {
+    let mut sandbox = start().await;
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let started = std::time::Instant::now();
+    let code = "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second')\n7";
+    let mut early = Vec::new();
+    let run = {
+        let execution = sandbox.kernel.execute_streaming(code, common::RUN, events);
+        tokio::pin!(execution);
+        loop {
+            tokio::select! {
+                Some(event) = received.recv() => early.push((started.elapsed(), event)),
+                run = &mut execution => break run.unwrap(),
+            }
+        }
+    };
+    while let Ok(event) = received.try_recv() {
+        early.push((started.elapsed(), event));
+    }
+    assert!(
+        matches!(early[0].1, mcpgym_sandbox::Event::Started { .. }),
+        "{early:?}"
+    );
+    let (first_at, _) = early
+        .iter()
+        .find(|(_, e)| {
+            matches!(e, mcpgym_sandbox::Event::Output(Output::Stream { text, .. }) if text.contains("first"))
+        })
+        .expect("the first line as an event");
+    assert!(*first_at < Duration::from_millis(1200), "{first_at:?}");
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+    // The returned execution still holds everything.
+    assert_eq!(run.stream(StreamName::Stdout), "first\nsecond\n");
+    assert_eq!(result_text(&run).as_deref(), Some("7"));
+    // Silent housekeeping does not move the execution count.
+    let before = sandbox.ok("1").await.execution_count.unwrap();
+    sandbox
+        .kernel
+        .execute_silently("import os", common::RUN)
+        .await
+        .unwrap();
+    assert_eq!(sandbox.ok("2").await.execution_count.unwrap(), before + 1);
+    sandbox.close().await;
+}

@@ -65,6 +65,9 @@ pub struct JailConfig {
     pub run_as: Option<HostUser>,
     /// Also bound the jail with cgroups where the hierarchy is writable.
     pub cgroups: bool,
+    /// Host directory bound at [`HOME`] instead of `root/home`: how several jails of one
+    /// sandbox (one kernel per context, shell commands) share the user's files.
+    pub home: Option<PathBuf>,
 }
 
 impl JailConfig {
@@ -108,12 +111,13 @@ impl JailConfig {
             limits: Limits::default(),
             run_as: None,
             cgroups: true,
+            home: None,
         }
     }
 
     /// Host directory bound at [`HOME`].
     pub fn home_dir(&self) -> PathBuf {
-        self.root.join("home")
+        self.home.clone().unwrap_or_else(|| self.root.join("home"))
     }
 
     /// Host directory bound at [`RUN`].
@@ -245,6 +249,23 @@ impl Jail {
     /// Prepares the sandbox root and starts `command` (absolute path inside the jail, then its
     /// arguments) in a new jail. Nothing of the jail reaches this process's stdout or stderr.
     pub async fn spawn(config: &JailConfig, command: &[OsString]) -> Result<Jail> {
+        Self::spawn_with(config, command, false).await
+    }
+
+    /// Like [`Jail::spawn`], but the command's stdout and stderr are pipes to this process:
+    /// take them with [`Jail::take_output`].
+    pub async fn spawn_piped(config: &JailConfig, command: &[OsString]) -> Result<Jail> {
+        Self::spawn_with(config, command, true).await
+    }
+
+    /// The stdout and stderr pipes of a jail started with [`Jail::spawn_piped`] (once).
+    pub fn take_output(
+        &mut self,
+    ) -> Option<(tokio::process::ChildStdout, tokio::process::ChildStderr)> {
+        Some((self.child.stdout.take()?, self.child.stderr.take()?))
+    }
+
+    async fn spawn_with(config: &JailConfig, command: &[OsString], piped: bool) -> Result<Jail> {
         let prepared = config.clone();
         let (log, cgroup) = tokio::task::spawn_blocking(move || -> Result<_> {
             prepared.prepare_root()?;
@@ -278,8 +299,16 @@ impl Jail {
             .args(command)
             .env_clear()
             .stdin(Stdio::null())
-            .stdout(Stdio::from(log))
-            .stderr(Stdio::from(stderr))
+            .stdout(if piped {
+                Stdio::piped()
+            } else {
+                Stdio::from(log)
+            })
+            .stderr(if piped {
+                Stdio::piped()
+            } else {
+                Stdio::from(stderr)
+            })
             // Own process group: a Ctrl-C on the service's terminal must not reach the jail.
             .process_group(0)
             .kill_on_drop(true);

@@ -4,6 +4,20 @@ use std::time::Duration;
 
 use jupyter_protocol::{ExecutionState, JupyterMessageContent, Media, ReplyStatus, Stdio};
 use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// What [`Kernel::execute_streaming`](super::Kernel::execute_streaming) reports while a cell
+/// runs, as soon as the kernel says it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The kernel accepted the cell and gave it this execution count.
+    Started {
+        /// The kernel's execution counter for this cell.
+        execution_count: u32,
+    },
+    /// One output. Stream text comes chunk by chunk, as the kernel sent it (not merged).
+    Output(Output),
+}
 
 /// Which standard stream a text came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +143,8 @@ pub(super) struct Collector {
     stream_bytes: usize,
     max_stream_bytes: usize,
     clear_before_next: bool,
+    /// Where each output also goes as it arrives (a streaming execution).
+    sink: Option<UnboundedSender<Event>>,
 }
 
 impl Collector {
@@ -142,6 +158,21 @@ impl Collector {
             stream_bytes: 0,
             max_stream_bytes,
             clear_before_next: false,
+            sink: None,
+        }
+    }
+
+    /// Also report every output to `sink` as it arrives.
+    pub(super) fn streaming_to(mut self, sink: Option<UnboundedSender<Event>>) -> Self {
+        self.sink = sink;
+        self
+    }
+
+    /// Reports to the sink, if any. A sink whose receiver is gone is ignored: the caller
+    /// went away and the execution is settled by the kernel, not here.
+    fn report(&self, event: impl FnOnce() -> Event) {
+        if let Some(sink) = &self.sink {
+            let _ = sink.send(event());
         }
     }
 
@@ -160,7 +191,9 @@ impl Collector {
                 self.idle = true;
             }
             JupyterMessageContent::ExecuteInput(input) => {
-                self.execution_count = Some(input.execution_count.value() as u32);
+                let execution_count = input.execution_count.value() as u32;
+                self.execution_count = Some(execution_count);
+                self.report(|| Event::Started { execution_count });
             }
             JupyterMessageContent::StreamContent(stream) => {
                 let name = match stream.name {
@@ -208,6 +241,12 @@ impl Collector {
             return;
         }
         self.stream_bytes += text.len();
+        self.report(|| {
+            Event::Output(Output::Stream {
+                name,
+                text: text.clone(),
+            })
+        });
         if self.clear_before_next {
             self.clear();
         }
@@ -224,6 +263,7 @@ impl Collector {
     }
 
     fn push(&mut self, output: Output) {
+        self.report(|| Event::Output(output.clone()));
         if self.clear_before_next {
             self.clear();
         }

@@ -32,7 +32,7 @@ use jupyter_protocol::{
 };
 use tokio::time::Instant;
 
-pub use execution::{Execution, ExecutionStatus, Output, StreamName};
+pub use execution::{Event, Execution, ExecutionStatus, Output, StreamName};
 
 use crate::error::{Error, Result};
 use crate::jail::{self, Jail, JailConfig, UidLease, UidPool};
@@ -134,12 +134,49 @@ impl Kernel {
     /// After `timeout` the code is interrupted; if it does not stop within the grace period,
     /// the kernel is replaced by a fresh one ([`Execution::restarted`]).
     pub async fn execute(&mut self, code: &str, timeout: Duration) -> Result<Execution> {
+        self.run(code, timeout, None, false).await
+    }
+
+    /// Runs `code` as housekeeping: no execution count, no history, no result value (IPython's
+    /// `silent`). For setting up the kernel (environment, working directory) without the
+    /// user's cell numbers moving.
+    pub async fn execute_silently(&mut self, code: &str, timeout: Duration) -> Result<Execution> {
+        self.run(code, timeout, None, true).await
+    }
+
+    /// Like [`Kernel::execute`], and also sends each output to `events` the moment the kernel
+    /// produces it, while the cell still runs. The returned [`Execution`] holds them all too.
+    ///
+    /// Dropping the future half-way (the client went away) leaves the cell running until
+    /// [`Kernel::settle_abandoned`] or the next execution ends it.
+    pub async fn execute_streaming(
+        &mut self,
+        code: &str,
+        timeout: Duration,
+        events: tokio::sync::mpsc::UnboundedSender<Event>,
+    ) -> Result<Execution> {
+        self.run(code, timeout, Some(events), false).await
+    }
+
+    /// Ends an execution whose future was dropped: interrupt it now, and kill and restart the
+    /// kernel if it does not stop within the grace period. Does nothing when none is pending.
+    pub async fn settle_abandoned(&mut self) -> Result<()> {
+        self.settle().await
+    }
+
+    async fn run(
+        &mut self,
+        code: &str,
+        timeout: Duration,
+        events: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
+        silent: bool,
+    ) -> Result<Execution> {
         self.settle().await?;
         let started = Instant::now();
         let request: JupyterMessage = ExecuteRequest {
             code: code.to_owned(),
-            silent: false,
-            store_history: true,
+            silent,
+            store_history: !silent,
             user_expressions: None,
             allow_stdin: false,
             // With `true`, ipykernel 6.17 aborts every request that arrives in the moments
@@ -152,7 +189,7 @@ impl Kernel {
         self.pending = Some(msg_id.clone());
         self.channels.shell.send(request).await?;
 
-        let mut collected = Collector::new(self.config.max_stream_bytes);
+        let mut collected = Collector::new(self.config.max_stream_bytes).streaming_to(events);
         let mut interrupted = false;
         let mut restarted = false;
         let status = match self
@@ -235,6 +272,11 @@ impl Kernel {
     /// Host directory bound at `/home/user` in the jail.
     pub fn home_dir(&self) -> PathBuf {
         self.config.jail.home_dir()
+    }
+
+    /// The configuration the kernel was started with (after any uid lease).
+    pub fn config(&self) -> &KernelConfig {
+        &self.config
     }
 
     /// The jail the kernel runs in.

@@ -1,0 +1,173 @@
+//! `GET /files` and `POST /files`: raw file transfer under the sandbox's home.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Extension, FromRequest, Multipart, Query, Request};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::paths::{SandboxPath, as_user, create_dirs, resolve};
+use crate::service::api_error::ApiError;
+use crate::service::registry::Sandbox;
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct FileQuery {
+    path: Option<String>,
+    #[allow(dead_code)] // every sandbox has the one user `user`
+    username: Option<String>,
+}
+
+fn query(
+    query: Result<Query<FileQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<FileQuery, ApiError> {
+    query.map(|Query(q)| q).map_err(|e| {
+        ApiError::bad_request(format!(
+            "bad query string ({}); use ?path=/home/user/FILE",
+            e.body_text()
+        ))
+    })
+}
+
+/// `GET /files?path=`: the file's bytes.
+pub(crate) async fn read(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    params: Result<Query<FileQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let params = query(params)?;
+    let path = resolve(&sandbox, params.path.as_deref().unwrap_or("")).await?;
+    let metadata = tokio::fs::metadata(&path.host)
+        .await
+        .map_err(|_| ApiError::not_found(format!("file {:?} does not exist", path.inside)))?;
+    if metadata.is_dir() {
+        return Err(ApiError::bad_request(format!(
+            "{:?} is a directory; name a file (list directories with filesystem.Filesystem/ListDir)",
+            path.inside
+        )));
+    }
+    let host = path.host.clone();
+    let user = sandbox.user;
+    let bytes = tokio::task::spawn_blocking(move || {
+        as_user(user, || {
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&host)?;
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes)?;
+            Ok::<_, std::io::Error>(bytes)
+        })
+    })
+    .await
+    .map_err(|_| ApiError::internal("file read panicked"))?
+    .map_err(|error| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("cannot read {:?}: {error}", path.inside),
+        )
+    })?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/octet-stream")],
+        Body::from(bytes),
+    )
+        .into_response())
+}
+
+/// `POST /files?path=`: multipart field(s) `file`, or the raw body as one file.
+pub(crate) async fn write(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    params: Result<Query<FileQuery>, axum::extract::rejection::QueryRejection>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let params = query(params)?;
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let mut written: Vec<Value> = Vec::new();
+    if content_type.starts_with("multipart/form-data") {
+        let mut multipart = Multipart::from_request(request, &()).await.map_err(|e| {
+            ApiError::new(
+                e.status(),
+                format!("cannot read the multipart body: {}", e.body_text()),
+            )
+        })?;
+        while let Some(field) = multipart.next_field().await.map_err(|e| {
+            ApiError::new(e.status(), format!("bad multipart body: {}", e.body_text()))
+        })? {
+            if field.name() != Some("file") {
+                continue;
+            }
+            // Without ?path=, each part names its own file (how SDKs write several at once).
+            let target = params
+                .path
+                .clone()
+                .or_else(|| field.file_name().map(str::to_owned))
+                .unwrap_or_default();
+            let data = field.bytes().await.map_err(|e| {
+                ApiError::new(e.status(), format!("bad multipart body: {}", e.body_text()))
+            })?;
+            let path = resolve(&sandbox, &target).await?;
+            store(&sandbox, &path, data).await?;
+            written.push(entry(&path));
+        }
+        if written.is_empty() {
+            return Err(ApiError::bad_request(
+                "no multipart field named \"file\": send the content as form field \"file\"",
+            ));
+        }
+    } else {
+        let data = Bytes::from_request(request, &())
+            .await
+            .map_err(ApiError::from_body)?;
+        let path = resolve(&sandbox, params.path.as_deref().unwrap_or("")).await?;
+        store(&sandbox, &path, data).await?;
+        written.push(entry(&path));
+    }
+    Ok(Json(written).into_response())
+}
+
+fn entry(path: &SandboxPath) -> Value {
+    let name = path.inside.rsplit('/').next().unwrap_or("");
+    json!({"path": path.inside, "name": name, "type": "file"})
+}
+
+/// Writes a file as the sandbox's user would, creating its folders.
+async fn store(sandbox: &Sandbox, path: &SandboxPath, data: Bytes) -> Result<(), ApiError> {
+    let home = sandbox.home.clone();
+    let host: PathBuf = path.host.clone();
+    let user = sandbox.user;
+    let inside = path.inside.clone();
+    tokio::task::spawn_blocking(move || {
+        as_user(user, || -> std::io::Result<()> {
+            if host.is_dir() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "it is a directory",
+                ));
+            }
+            if let Some(parent) = host.parent() {
+                create_dirs(&home, parent)?;
+            }
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o644)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&host)?;
+            file.write_all(&data)
+        })
+    })
+    .await
+    .map_err(|_| ApiError::internal("file write panicked"))?
+    .map_err(|error| ApiError::bad_request(format!("cannot write {inside:?}: {error}")))
+}

@@ -1,0 +1,358 @@
+//! `process.Process/Start`: a command in its own jail of the sandbox (same home and user,
+//! same network choice), streamed back as Connect JSON frames.
+//!
+//! Each frame is one flag byte, a 4-byte big-endian length and a JSON message; the last frame
+//! has flag `0x02` (end of stream) and carries `{}` or `{"error": ...}`.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::Extension;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+use super::{ConnectError, connect_code};
+use crate::jail::Jail;
+use crate::service::api_error::ApiError;
+use crate::service::registry::{RunningCommand, Sandbox, killed, remove_root};
+
+/// Quiet time after which a keepalive event is sent.
+const KEEPALIVE: Duration = Duration::from_secs(5);
+const END_STREAM: u8 = 0x02;
+
+#[derive(Debug, Deserialize)]
+struct StartBody {
+    process: Option<Value>,
+    tag: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ProcessConfig {
+    cmd: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    envs: BTreeMap<String, String>,
+    cwd: Option<String>,
+}
+
+/// One Connect frame.
+fn frame(flag: u8, message: &Value) -> Bytes {
+    let json = serde_json::to_vec(message).expect("JSON values always serialize");
+    let mut out = Vec::with_capacity(5 + json.len());
+    out.push(flag);
+    out.extend_from_slice(&(json.len() as u32).to_be_bytes());
+    out.extend_from_slice(&json);
+    Bytes::from(out)
+}
+
+/// The JSON message of a request: enveloped for `application/connect+json`, bare otherwise.
+fn request_message<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<T, ApiError> {
+    let streaming = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/connect+"));
+    let json = if streaming {
+        if body.len() < 5 {
+            return Err(ApiError::bad_request(
+                "the Connect request has no message frame; send one enveloped JSON message",
+            ));
+        }
+        let length = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        body.get(5..5 + length).ok_or_else(|| {
+            ApiError::bad_request("the Connect request frame is shorter than its length prefix")
+        })?
+    } else {
+        body
+    };
+    serde_json::from_slice(json).map_err(|error| {
+        ApiError::bad_request(format!(
+            "the request body is not valid JSON for this call ({error}); for Start send {{\"process\": {{\"cmd\": \"/bin/bash\", \"args\": [\"-c\", \"...\"]}}}}"
+        ))
+    })
+}
+
+/// An error as the end-of-stream frame of a streaming response.
+fn stream_error(error: ApiError) -> Response {
+    let end = frame(
+        END_STREAM,
+        &json!({"error": {"code": connect_code(error.status), "message": error.message}}),
+    );
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/connect+json")],
+        Body::from(end),
+    )
+        .into_response()
+}
+
+/// `POST /process.Process/Start`.
+pub(crate) async fn start(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return ConnectError(ApiError::from_body(rejection)).into_response(),
+    };
+    match spawn(&sandbox, &headers, &body).await {
+        Ok(response) => response,
+        Err(error) => stream_error(error),
+    }
+}
+
+async fn spawn(
+    sandbox: &Arc<Sandbox>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let request: StartBody = request_message(headers, body)?;
+    let raw_config = request.process.ok_or_else(|| {
+        ApiError::bad_request("missing \"process\": send {\"process\": {\"cmd\": ...}}")
+    })?;
+    let process: ProcessConfig = serde_json::from_value(raw_config.clone()).map_err(|error| {
+        ApiError::bad_request(format!(
+            "\"process\" is not a valid ProcessConfig ({error}); send {{\"cmd\": ..., \"args\": [...], \"envs\": {{}}, \"cwd\": ...}}"
+        ))
+    })?;
+    let cmd = process.cmd.filter(|c| !c.is_empty()).ok_or_else(|| {
+        ApiError::bad_request("missing \"process.cmd\": name the program to run, e.g. /bin/bash")
+    })?;
+    let cwd = process
+        .cwd
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| crate::jail::HOME.to_owned());
+    if !cwd.starts_with('/') {
+        return Err(ApiError::bad_request(format!(
+            "cwd {cwd:?} must be an absolute path inside the sandbox, e.g. /home/user"
+        )));
+    }
+    let mut config = sandbox.jail_config("p");
+    for (key, value) in process.envs {
+        config.env.retain(|(k, _)| *k != key);
+        config.env.push((key, value));
+    }
+    // env(1) changes directory inside the jail, so a missing cwd fails like a shell would.
+    let mut command: Vec<OsString> = ["/usr/bin/env", "-C", &cwd, "--", &cmd]
+        .map(OsString::from)
+        .to_vec();
+    command.extend(process.args.into_iter().map(OsString::from));
+    let mut jail = Jail::spawn_piped(&config, &command)
+        .await
+        .map_err(|error| ApiError::internal(format!("cannot start the command: {error}")))?;
+    let (stdout, stderr) = jail
+        .take_output()
+        .ok_or_else(|| ApiError::internal("the command's output pipes are missing"))?;
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let pid = jail.pid().unwrap_or(0);
+    let kill = Arc::new(tokio::sync::Notify::new());
+    sandbox.commands.lock().expect("sandbox lock").insert(
+        pid,
+        RunningCommand {
+            config: raw_config,
+            tag: request.tag,
+            kill: kill.clone(),
+        },
+    );
+    let _ = tx
+        .send(frame(0, &json!({"event": {"start": {"pid": pid}}})))
+        .await;
+    tokio::spawn(stream_command(
+        sandbox.clone(),
+        pid,
+        kill,
+        jail,
+        config.root.clone(),
+        stdout,
+        stderr,
+        tx,
+    ));
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|chunk| (Ok::<_, Infallible>(chunk), rx))
+    });
+    Ok((
+        [(header::CONTENT_TYPE, "application/connect+json")],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// Forwards output until the command exits, the client goes, the deadline passes or the
+/// sandbox is killed; then kills the jail and removes its private directory.
+#[allow(clippy::too_many_arguments)] // one task's whole state, handed over once
+async fn stream_command(
+    sandbox: Arc<Sandbox>,
+    pid: u32,
+    kill: Arc<tokio::sync::Notify>,
+    mut jail: Jail,
+    root: std::path::PathBuf,
+    mut stdout: tokio::process::ChildStdout,
+    mut stderr: tokio::process::ChildStderr,
+    tx: mpsc::Sender<Bytes>,
+) {
+    let deadline = tokio::time::Instant::now() + sandbox.execution_timeout();
+    let mut closed = sandbox.closed();
+    let (mut out_buf, mut err_buf) = (vec![0u8; 32 * 1024], vec![0u8; 32 * 1024]);
+    let (mut out_open, mut err_open) = (true, true);
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut end_error: Option<Value> = None;
+    let keepalive = tokio::time::sleep(KEEPALIVE);
+    tokio::pin!(keepalive);
+    // Read both pipes to their end (the command may exit before its output is read).
+    while out_open || err_open {
+        let event = tokio::select! {
+            read = stdout.read(&mut out_buf), if out_open => match read {
+                Ok(0) | Err(_) => { out_open = false; None }
+                Ok(n) => Some(json!({"event": {"data": {"stdout": b64.encode(&out_buf[..n])}}})),
+            },
+            read = stderr.read(&mut err_buf), if err_open => match read {
+                Ok(0) | Err(_) => { err_open = false; None }
+                Ok(n) => Some(json!({"event": {"data": {"stderr": b64.encode(&err_buf[..n])}}})),
+            },
+            _ = &mut keepalive => Some(json!({"event": {"keepalive": {}}})),
+            _ = tx.closed() => {
+                sandbox.commands.lock().expect("sandbox lock").remove(&pid);
+                jail.kill().await;
+                remove_root(root).await;
+                return;
+            }
+            _ = kill.notified() => {
+                // SendSignal: the whole jail goes; the end event reports the signal.
+                jail.kill().await;
+                None
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                end_error = Some(json!({"code": "deadline_exceeded", "message": format!(
+                    "the command ran past the server's {} s deadline and was killed",
+                    sandbox.execution_timeout().as_secs())}));
+                break;
+            }
+            _ = killed(&mut closed) => {
+                end_error = Some(json!({"code": "canceled", "message": "the sandbox was killed while the command ran"}));
+                break;
+            }
+        };
+        keepalive
+            .as_mut()
+            .reset(tokio::time::Instant::now() + KEEPALIVE);
+        if let Some(event) = event
+            && tx.send(frame(0, &event)).await.is_err()
+        {
+            sandbox.commands.lock().expect("sandbox lock").remove(&pid);
+            jail.kill().await;
+            remove_root(root).await;
+            return;
+        }
+    }
+    let status = if end_error.is_none() {
+        tokio::select! {
+            status = jail.wait() => status.ok(),
+            _ = tokio::time::sleep_until(deadline) => None,
+        }
+    } else {
+        None
+    };
+    jail.kill().await;
+    sandbox.commands.lock().expect("sandbox lock").remove(&pid);
+    if let Some(status) = status {
+        let (code, text) = match (
+            status.code(),
+            std::os::unix::process::ExitStatusExt::signal(&status),
+        ) {
+            (Some(code), _) => (code, format!("exit status {code}")),
+            (None, Some(signal)) => (-1, format!("signal: {signal}")),
+            (None, None) => (-1, "unknown".to_owned()),
+        };
+        let end = json!({"event": {"end": {"exitCode": code, "exited": true, "status": text}}});
+        let _ = tx.send(frame(0, &end)).await;
+        let _ = tx.send(frame(END_STREAM, &json!({}))).await;
+    } else {
+        let error = end_error.unwrap_or_else(|| {
+            json!({"code": "deadline_exceeded", "message": "the command ran past the server's deadline and was killed"})
+        });
+        let _ = tx.send(frame(END_STREAM, &json!({ "error": error }))).await;
+    }
+    remove_root(root).await;
+}
+
+/// `POST /process.Process/List`: the commands still running.
+pub(crate) async fn list(Extension(sandbox): Extension<Arc<Sandbox>>) -> Response {
+    let processes: Vec<Value> = sandbox
+        .commands
+        .lock()
+        .expect("sandbox lock")
+        .iter()
+        .map(|(pid, command)| {
+            let mut info = json!({"pid": pid, "config": command.config});
+            if let Some(tag) = &command.tag {
+                info["tag"] = tag.clone().into();
+            }
+            info
+        })
+        .collect();
+    axum::Json(json!({ "processes": processes })).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+struct SignalBody {
+    process: Option<Selector>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Selector {
+    pid: Option<u32>,
+    tag: Option<String>,
+}
+
+/// `POST /process.Process/SendSignal`: SIGKILL and SIGTERM both end the command's whole jail.
+pub(crate) async fn send_signal(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ConnectError> {
+    let body = body.map_err(ApiError::from_body)?;
+    let request: SignalBody = request_message(&headers, &body)?;
+    let selector = request.process.ok_or_else(|| {
+        ApiError::bad_request(
+            "missing \"process\": send {\"process\": {\"pid\": N}, \"signal\": \"SIGNAL_SIGKILL\"}",
+        )
+    })?;
+    let commands = sandbox.commands.lock().expect("sandbox lock");
+    let found = commands
+        .iter()
+        .find(|(pid, command)| match (&selector.pid, &selector.tag) {
+            (Some(wanted), _) => *pid == wanted,
+            (None, Some(tag)) => command.tag.as_ref() == Some(tag),
+            (None, None) => false,
+        });
+    match found {
+        Some((_, command)) => {
+            command.kill.notify_one();
+            Ok(axum::Json(json!({})).into_response())
+        }
+        None => Err(ConnectError(ApiError::not_found(format!(
+            "process {:?} not found: it has ended or never ran; list running ones with process.Process/List",
+            selector
+                .pid
+                .map(|p| p.to_string())
+                .or(selector.tag)
+                .unwrap_or_default()
+        )))),
+    }
+}

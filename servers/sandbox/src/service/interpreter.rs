@@ -1,0 +1,460 @@
+//! The code interpreter (port 49999): `/execute` streaming JSON lines, and `/contexts`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Extension, Path};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::kernel::{Event, Execution, ExecutionStatus, Output, StreamName};
+
+use super::api_error::{ApiError, parse_json};
+use super::registry::{Context, Sandbox, env_from_json, killed, prepare_kernel};
+use super::time::rfc3339;
+
+/// Quiet time after which a `keepalive` line is sent.
+const KEEPALIVE: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Deserialize)]
+struct ExecuteBody {
+    code: Option<String>,
+    context_id: Option<String>,
+    language: Option<String>,
+    env_vars: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ContextBody {
+    language: Option<String>,
+    cwd: Option<String>,
+}
+
+fn check_language(language: Option<&str>) -> Result<(), ApiError> {
+    match language {
+        None | Some("python" | "python3") => Ok(()),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "language {other:?} is not supported here; only \"python\" kernels run in this sandbox"
+        ))),
+    }
+}
+
+pub(crate) async fn health() -> Response {
+    Json("OK").into_response()
+}
+
+/// `POST /execute`: runs a cell and streams its outputs as they come.
+pub(crate) async fn execute(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body: ExecuteBody = parse_json(body)?;
+    let env = env_from_json("env_vars", body.env_vars)?;
+    let Some(code) = body.code else {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "missing \"code\": send {\"code\": \"...\"} with the Python source to run",
+        ));
+    };
+    let context = match (body.context_id, body.language) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "Only one of context_id or language can be provided",
+            ));
+        }
+        (Some(id), None) => sandbox.context(&id)?,
+        (None, language) => {
+            check_language(language.as_deref())?;
+            sandbox.default_context()?
+        }
+    };
+    let (lines, rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(run_cell(sandbox, context, code, env, lines));
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx))
+    });
+    Ok((
+        [(header::CONTENT_TYPE, "application/x-ndjson")],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// Writes the JSON lines of one execution.
+struct Lines {
+    tx: mpsc::Sender<Bytes>,
+    sent_error: bool,
+}
+
+impl Lines {
+    /// `false` once the client has gone.
+    async fn send(&mut self, value: Value) -> bool {
+        let mut line = serde_json::to_vec(&value).expect("JSON values always serialize");
+        line.push(b'\n');
+        self.tx.send(Bytes::from(line)).await.is_ok()
+    }
+
+    async fn event(&mut self, event: Event) -> bool {
+        match event {
+            Event::Started { execution_count } => {
+                self.send(
+                    json!({"type": "number_of_executions", "execution_count": execution_count}),
+                )
+                .await
+            }
+            Event::Output(output) => match output_line(output) {
+                Some(line) if line["type"] == "error" => {
+                    // E2B reports only the first error of a cell.
+                    if self.sent_error {
+                        return true;
+                    }
+                    self.sent_error = true;
+                    self.send(line).await
+                }
+                Some(line) => self.send(line).await,
+                None => true,
+            },
+        }
+    }
+
+    async fn error(&mut self, name: &str, value: String) -> bool {
+        self.sent_error = true;
+        self.send(json!({"type": "error", "name": name, "value": value, "traceback": ""}))
+            .await
+    }
+
+    async fn end(&mut self) {
+        self.send(json!({"type": "end_of_execution"})).await;
+    }
+}
+
+/// How a streamed execution ended.
+enum Ended {
+    Done(crate::Result<Execution>),
+    ClientGone,
+    SandboxKilled,
+}
+
+/// Runs one cell on its context's kernel (waiting for earlier cells of the context first)
+/// and streams it.
+async fn run_cell(
+    sandbox: Arc<Sandbox>,
+    context: Arc<Context>,
+    code: String,
+    env: Vec<(String, String)>,
+    tx: mpsc::Sender<Bytes>,
+) {
+    let mut closed = sandbox.closed();
+    let gone = tx.clone();
+    let mut lines = Lines {
+        tx,
+        sent_error: false,
+    };
+    let mut guard = tokio::select! {
+        guard = context.kernel.lock() => guard,
+        _ = gone.closed() => return,
+        _ = killed(&mut closed) => {
+            lines.error("SandboxKilled", "the sandbox was killed before this cell could run".into()).await;
+            lines.end().await;
+            return;
+        }
+    };
+    let Some(kernel) = guard.as_mut() else {
+        lines
+            .error(
+                "ContextDeleted",
+                "the context was deleted before this cell could run; create a new one with POST /contexts".into(),
+            )
+            .await;
+        lines.end().await;
+        return;
+    };
+    let timeout = sandbox.execution_timeout();
+    if !env.is_empty()
+        && let Err(error) = set_env_for_cell(kernel, &env).await
+    {
+        lines.error("EnvVarsError", error.message).await;
+        lines.end().await;
+        return;
+    }
+    let (events, mut received) = mpsc::unbounded_channel();
+    let ended = {
+        let execution = kernel.execute_streaming(&code, timeout, events);
+        tokio::pin!(execution);
+        let keepalive = tokio::time::sleep(KEEPALIVE);
+        tokio::pin!(keepalive);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = received.recv() => {
+                    if !lines.event(event).await {
+                        break Ended::ClientGone;
+                    }
+                    keepalive.as_mut().reset(tokio::time::Instant::now() + KEEPALIVE);
+                }
+                result = &mut execution => break Ended::Done(result),
+                _ = &mut keepalive => {
+                    if !lines.send(json!({"type": "keepalive"})).await {
+                        break Ended::ClientGone;
+                    }
+                    keepalive.as_mut().reset(tokio::time::Instant::now() + KEEPALIVE);
+                }
+                _ = gone.closed() => break Ended::ClientGone,
+                _ = killed(&mut closed) => break Ended::SandboxKilled,
+            }
+        }
+    };
+    match ended {
+        Ended::Done(result) => {
+            while let Ok(event) = received.try_recv() {
+                lines.event(event).await;
+            }
+            match result {
+                Ok(execution) => {
+                    if execution.restarted {
+                        // A fresh kernel: give it the sandbox's variables and the context's cwd.
+                        if let Err(error) =
+                            prepare_kernel(kernel, &context.cwd, &sandbox.env_vars).await
+                        {
+                            tracing::warn!(message = %error.message, "cannot prepare a restarted kernel");
+                        }
+                    } else if !env.is_empty()
+                        && let Err(error) = restore_env_after_cell(kernel).await
+                    {
+                        tracing::warn!(message = %error.message, "cannot restore the environment");
+                    }
+                    report_end(&mut lines, &execution, timeout).await
+                }
+                Err(error) => {
+                    lines
+                        .error(
+                            "SandboxError",
+                            format!("the kernel could not be reached or restarted: {error}"),
+                        )
+                        .await;
+                }
+            }
+            lines.end().await;
+        }
+        Ended::ClientGone => {
+            // Nobody reads the outputs any more: stop the cell now rather than let it run.
+            if let Err(error) = kernel.settle_abandoned().await {
+                tracing::warn!(%error, "cannot stop an abandoned execution");
+            }
+        }
+        Ended::SandboxKilled => {
+            lines
+                .error(
+                    "SandboxKilled",
+                    "the sandbox was killed while this cell ran".into(),
+                )
+                .await;
+            lines.end().await;
+        }
+    }
+}
+
+/// Sets the request's `env_vars` for one cell, remembering what they replace.
+async fn set_env_for_cell(
+    kernel: &mut crate::Kernel,
+    env: &[(String, String)],
+) -> Result<(), ApiError> {
+    let vars: Map<String, Value> = env
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    // A JSON object of strings is also a Python dict literal.
+    let code = format!(
+        "import os as __os\n__mcpgym_env = {vars}\n__mcpgym_saved_env = {{k: __os.environ.get(k) for k in __mcpgym_env}}\n__os.environ.update(__mcpgym_env)\ndel __os, __mcpgym_env\n",
+        vars = Value::Object(vars)
+    );
+    silently(kernel, &code).await
+}
+
+/// Puts back what [`set_env_for_cell`] replaced.
+async fn restore_env_after_cell(kernel: &mut crate::Kernel) -> Result<(), ApiError> {
+    let code = "import os as __os\nfor __k, __v in __mcpgym_saved_env.items():\n    if __v is None:\n        __os.environ.pop(__k, None)\n    else:\n        __os.environ[__k] = __v\ndel __os, __mcpgym_saved_env\n";
+    silently(kernel, code).await
+}
+
+async fn silently(kernel: &mut crate::Kernel, code: &str) -> Result<(), ApiError> {
+    let run = kernel
+        .execute_silently(code, Duration::from_secs(10))
+        .await
+        .map_err(|error| ApiError::internal(format!("cannot reach the kernel: {error}")))?;
+    if run.status == ExecutionStatus::Ok {
+        Ok(())
+    } else {
+        Err(ApiError::internal(format!(
+            "cannot set the environment variables: {:?}",
+            run.error()
+        )))
+    }
+}
+
+/// The closing error line for executions the server had to stop.
+async fn report_end(lines: &mut Lines, execution: &Execution, timeout: Duration) {
+    let secs = timeout.as_secs_f64();
+    match execution.status {
+        ExecutionStatus::TimedOut if execution.restarted => {
+            lines
+                .error(
+                    "TimeoutError",
+                    format!(
+                        "the cell ran past the server's {secs} s deadline and ignored the interrupt, so the kernel was killed and restarted: all variables and imports are gone (files in /home/user stay)"
+                    ),
+                )
+                .await;
+        }
+        ExecutionStatus::TimedOut => {
+            lines
+                .error(
+                    "TimeoutError",
+                    format!(
+                        "the cell ran past the server's {secs} s deadline and was interrupted; the kernel kept its variables"
+                    ),
+                )
+                .await;
+        }
+        ExecutionStatus::KernelDied => {
+            lines
+                .error(
+                    "KernelDied",
+                    "the kernel died while running this cell (it may have exceeded the memory or process limit) and was restarted: all variables and imports are gone (files in /home/user stay)".into(),
+                )
+                .await;
+        }
+        ExecutionStatus::Ok | ExecutionStatus::Error | ExecutionStatus::Aborted => {}
+    }
+}
+
+/// The JSON line of one output.
+fn output_line(output: Output) -> Option<Value> {
+    match output {
+        Output::Stream { name, text } => Some(json!({
+            "type": match name { StreamName::Stdout => "stdout", StreamName::Stderr => "stderr" },
+            "text": text,
+            "timestamp": rfc3339(SystemTime::now()),
+        })),
+        Output::Result { data, .. } => Some(result_line(data, true)),
+        Output::Display { data, .. } => Some(result_line(data, false)),
+        Output::Error {
+            ename,
+            evalue,
+            traceback,
+        } => Some(json!({
+            "type": "error",
+            "name": ename,
+            "value": evalue,
+            "traceback": traceback.join("\n"),
+        })),
+    }
+}
+
+/// A `result` line: well-known MIME types get their own field, the rest go to `extra`.
+fn result_line(data: Map<String, Value>, is_main_result: bool) -> Value {
+    let mut line = Map::new();
+    line.insert("type".into(), "result".into());
+    let mut extra = Map::new();
+    for (mime, value) in data {
+        let field = match mime.as_str() {
+            "text/plain" => "text",
+            "text/html" => "html",
+            "text/markdown" => "markdown",
+            "image/svg+xml" => "svg",
+            "image/png" => "png",
+            "image/jpeg" => "jpeg",
+            "application/pdf" => "pdf",
+            "text/latex" => "latex",
+            "application/json" => "json",
+            "application/javascript" => "javascript",
+            _ => {
+                extra.insert(mime, value);
+                continue;
+            }
+        };
+        let value = match (field, value) {
+            ("text", Value::String(text)) => Value::String(strip_quotes(&text).to_owned()),
+            // Base64 images may arrive wrapped in lines.
+            ("png" | "jpeg", Value::String(b64)) => Value::String(b64.replace('\n', "")),
+            (_, value) => value,
+        };
+        line.insert(field.into(), value);
+    }
+    if !extra.is_empty() {
+        line.insert("extra".into(), Value::Object(extra));
+    }
+    line.insert("is_main_result".into(), is_main_result.into());
+    Value::Object(line)
+}
+
+/// One pair of matching quotes around a repr'd string goes, as E2B's server does.
+fn strip_quotes(text: &str) -> &str {
+    for quote in ['\'', '"'] {
+        if text.len() >= 2 && text.starts_with(quote) && text.ends_with(quote) {
+            return &text[1..text.len() - 1];
+        }
+    }
+    text
+}
+
+fn context_json(context: &Context) -> Value {
+    json!({"id": context.id, "language": context.language, "cwd": context.cwd})
+}
+
+pub(crate) async fn create_context(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body: ContextBody = parse_json(body)?;
+    check_language(body.language.as_deref())?;
+    let cwd = body.cwd.unwrap_or_else(|| crate::jail::HOME.to_owned());
+    if !cwd.starts_with('/') || cwd.split('/').any(|part| part == "..") {
+        return Err(ApiError::bad_request(format!(
+            "cwd {cwd:?} must be an absolute path without \"..\", e.g. /home/user/project"
+        )));
+    }
+    let context = sandbox.add_context(cwd).await?;
+    Ok(Json(context_json(&context)).into_response())
+}
+
+pub(crate) async fn list_contexts(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+) -> Result<Response, ApiError> {
+    let all: Vec<Value> = sandbox.contexts().iter().map(|c| context_json(c)).collect();
+    Ok(Json(all).into_response())
+}
+
+pub(crate) async fn restart_context(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let context = sandbox.context(&id)?;
+    let mut guard = context.kernel.lock().await;
+    let Some(kernel) = guard.as_mut() else {
+        return Err(ApiError::not_found(format!("Context {id} not found")));
+    };
+    kernel
+        .restart()
+        .await
+        .map_err(|error| ApiError::internal(format!("cannot restart the kernel: {error}")))?;
+    // A restarted kernel starts in the home directory with the jail's environment: put the
+    // context's cwd back (the sandbox's variables are in the jail's environment already).
+    prepare_kernel(kernel, &context.cwd, &sandbox.env_vars).await?;
+    Ok(Json(Value::Null).into_response())
+}
+
+pub(crate) async fn delete_context(
+    Extension(sandbox): Extension<Arc<Sandbox>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    sandbox.remove_context(&id).await?;
+    Ok(Json(Value::Null).into_response())
+}

@@ -1,0 +1,502 @@
+//! The E2B-compatible HTTP service: control plane and data plane on one port.
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /sandboxes`, `GET /sandboxes`, `GET /v2/sandboxes` | create (201), list |
+//! | `GET`/`DELETE /sandboxes/{id}` | detail; kill (204, 404) |
+//! | `POST /sandboxes/{id}/timeout`, `POST /sandboxes/{id}/connect` | TTL from now; reconnect |
+//! | `POST /sandboxes/{id}/refreshes` | keep alive for `duration` more seconds |
+//!
+//! The newer SDKs' `POST /v2/sandboxes` and `POST /v2/sandboxes/{id}/connect` are the same.
+//! | `GET /health` | health |
+//!
+//! A request that names a sandbox, by the headers `E2b-Sandbox-Id` and `E2b-Sandbox-Port` or
+//! by a Host of the form `<port>-<sandboxID>.<domain>`, goes to that sandbox instead: port
+//! 49999 is the code interpreter (`/execute`, `/contexts`, `/health`), 49983 envd (`/files`,
+//! `process.Process/{Start,List,SendSignal}`, `filesystem.Filesystem/{ListDir,Stat,MakeDir,
+//! Move,Remove}`, `/health`). Both are served on the one port; only `/health` differs by port.
+//!
+//! Not served: pause/resume, snapshots, metrics and logs, process stdin and PTYs, file
+//! watching, and `/tmp` over `/files` (each process of a sandbox has its own private `/tmp`).
+//!
+//! Every error is JSON: `{"code": <status>, "message": "..."}` (Connect's shape on the
+//! Connect-RPC routes).
+
+pub(crate) mod api_error;
+mod control;
+mod envd;
+mod interpreter;
+mod pool;
+mod registry;
+mod time;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use axum::{Extension, Router};
+use tower::ServiceExt;
+
+use api_error::ApiError;
+use registry::{Registry, Sandbox};
+
+/// Port of the code interpreter inside an E2B sandbox.
+pub const INTERPRETER_PORT: u16 = 49999;
+/// Port of envd inside an E2B sandbox.
+pub const ENVD_PORT: u16 = 49983;
+
+/// How the service runs. [`ServiceConfig::default`] gives working values.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Host directory holding one folder per sandbox (created; removed at shutdown).
+    pub root_dir: PathBuf,
+    /// Jailed kernels kept started ahead of demand.
+    pub pool_size: usize,
+    /// Longest a cell or command may run before the server interrupts it (then kills and
+    /// restarts the kernel if it does not stop).
+    pub execution_timeout: Duration,
+    /// Most sandboxes alive at once; further creates get 429.
+    pub max_sandboxes: usize,
+    /// Longest lifetime a create or set-timeout may ask for.
+    pub max_timeout: Duration,
+    /// Largest JSON request body (code cells, control plane).
+    pub max_request_bytes: usize,
+    /// Largest file upload.
+    pub max_file_bytes: usize,
+    /// When set, every request but `GET /health` must carry it (as `X-API-Key` or a bearer
+    /// token), or, on the data plane, the sandbox's own `X-Access-Token`.
+    pub token: Option<String>,
+}
+
+impl Default for ServiceConfig {
+    /// A pool of 2, 300 s per execution, 100 sandboxes, 24 h lifetimes, 4 MiB requests,
+    /// 100 MiB files, under `$TMPDIR/mcpgym-sandbox-<pid>`.
+    fn default() -> Self {
+        ServiceConfig {
+            root_dir: std::env::temp_dir().join(format!("mcpgym-sandbox-{}", std::process::id())),
+            pool_size: 2,
+            execution_timeout: Duration::from_secs(300),
+            max_sandboxes: 100,
+            max_timeout: Duration::from_secs(24 * 3600),
+            max_request_bytes: 4 << 20,
+            max_file_bytes: 100 << 20,
+            token: None,
+        }
+    }
+}
+
+/// Why the service would not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A non-loopback address without a token would hand sandboxes to anyone.
+    #[error("refusing to listen on {0} without a token: pass --token TOKEN (or bind to 127.0.0.1)")]
+    TokenRequired(SocketAddr),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The sandbox directory could not be created.
+    #[error("cannot create the sandbox directory {path}: {source}")]
+    RootDir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The server failed while running.
+    #[error("HTTP server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Which port of a sandbox a data-plane request is for.
+#[derive(Debug, Clone, Copy)]
+struct DataPort(u16);
+
+struct App {
+    registry: Arc<Registry>,
+    control: Router,
+    data: Router,
+    loopback_only: bool,
+}
+
+/// Serves on `addr` until `shutdown` resolves, then kills every sandbox. Prints
+/// `mcpgym: listening on http://ADDR` to stderr once accepting.
+pub async fn serve(
+    addr: SocketAddr,
+    config: ServiceConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let bound = Listening::bind(addr, config).await?;
+    // The line tests and tools wait for; stdout stays free.
+    eprintln!("mcpgym: listening on http://{}", bound.local_addr());
+    bound.serve(shutdown).await
+}
+
+/// A bound service that is not serving yet: how a process embeds the service on a port of
+/// its own choosing (`127.0.0.1:0`) and learns the address before handing it to clients.
+pub struct Listening {
+    listener: tokio::net::TcpListener,
+    local: SocketAddr,
+    registry: Arc<Registry>,
+    loopback_only: bool,
+}
+
+impl Listening {
+    /// Checks the configuration, creates the sandbox directory and binds `addr`. The warm
+    /// pool starts filling at once.
+    pub async fn bind(addr: SocketAddr, config: ServiceConfig) -> Result<Listening, ServeError> {
+        if !addr.ip().is_loopback() && config.token.is_none() {
+            return Err(ServeError::TokenRequired(addr));
+        }
+        tokio::fs::create_dir_all(&config.root_dir)
+            .await
+            .map_err(|source| ServeError::RootDir {
+                path: config.root_dir.clone(),
+                source,
+            })?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        let local = listener.local_addr()?;
+        let loopback_only = addr.ip().is_loopback() && config.token.is_none();
+        let registry = Registry::new(Arc::new(config));
+        registry.start_background();
+        Ok(Listening {
+            listener,
+            local,
+            registry,
+            loopback_only,
+        })
+    }
+
+    /// The address clients reach (the real port when bound to port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Serves until `shutdown` resolves; then kills every sandbox and warm kernel and removes
+    /// the sandbox directory.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let Listening {
+            listener,
+            registry,
+            loopback_only,
+            ..
+        } = self;
+        let root = registry.config().root_dir.clone();
+        let app = router(registry.clone(), loopback_only);
+        let listener = listener.tap_io(|tcp| {
+            // Without it, Nagle and delayed ACKs hold back small streamed lines by ~40 ms.
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::warn!(%error, "cannot set TCP_NODELAY");
+            }
+        });
+        // Killing the sandboxes first ends their streamed responses, so the graceful shutdown
+        // does not wait for cells that would run until their deadline.
+        let closing = registry.clone();
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                closing.close_all().await;
+            })
+            .await;
+        registry.close_all().await;
+        registry::remove_root(root).await;
+        served.map_err(ServeError::from)
+    }
+}
+
+/// The whole application: control plane, and the data plane of every sandbox.
+/// `loopback_only`: accept only loopback Host names and Origins (DNS-rebinding protection for
+/// a service without a token).
+fn router(registry: Arc<Registry>, loopback_only: bool) -> Router {
+    let config = registry.config().clone();
+    let control = Router::new()
+        .route("/health", get(control::health))
+        .route("/sandboxes", post(control::create).get(control::list))
+        .route("/v2/sandboxes", post(control::create).get(control::list))
+        .route("/sandboxes/{id}", get(control::get).delete(control::kill))
+        .route("/sandboxes/{id}/timeout", post(control::set_timeout))
+        .route("/sandboxes/{id}/connect", post(control::connect))
+        .route("/v2/sandboxes/{id}/connect", post(control::connect))
+        .route("/sandboxes/{id}/refreshes", post(control::refresh))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(64 * 1024))
+        .with_state(registry.clone());
+    let files = Router::new()
+        .route("/files", get(envd::files::read).post(envd::files::write))
+        .layer(DefaultBodyLimit::max(config.max_file_bytes));
+    let data = Router::new()
+        .route("/health", get(data_health))
+        .route("/execute", post(interpreter::execute))
+        .route(
+            "/contexts",
+            post(interpreter::create_context).get(interpreter::list_contexts),
+        )
+        .route(
+            "/contexts/{id}",
+            axum::routing::delete(interpreter::delete_context),
+        )
+        .route("/contexts/{id}/restart", post(interpreter::restart_context))
+        .route("/process.Process/Start", post(envd::process::start))
+        .route("/process.Process/List", post(envd::process::list))
+        .route(
+            "/process.Process/SendSignal",
+            post(envd::process::send_signal),
+        )
+        .route(
+            "/filesystem.Filesystem/ListDir",
+            post(envd::filesystem::list_dir),
+        )
+        .route("/filesystem.Filesystem/Stat", post(envd::filesystem::stat))
+        .route(
+            "/filesystem.Filesystem/MakeDir",
+            post(envd::filesystem::make_dir),
+        )
+        .route(
+            "/filesystem.Filesystem/Move",
+            post(envd::filesystem::move_entry),
+        )
+        .route(
+            "/filesystem.Filesystem/Remove",
+            post(envd::filesystem::remove),
+        )
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(config.max_request_bytes))
+        .merge(files);
+    let app = Arc::new(App {
+        registry,
+        control,
+        data,
+        loopback_only,
+    });
+    Router::new().fallback(dispatch).with_state(app)
+}
+
+/// Sends a request to the control plane or to the sandbox it names.
+async fn dispatch(State(app): State<Arc<App>>, mut request: Request) -> Response {
+    if app.loopback_only
+        && let Some(refusal) = foreign_host_or_origin(request.headers())
+    {
+        return refusal;
+    }
+    let token = app.registry.config().token.clone();
+    let Some((id, port)) = data_plane_target(request.headers()) else {
+        if let Some(token) = &token
+            && !(request.method() == Method::GET && request.uri().path() == "/health")
+            && !carries_token(request.headers(), token)
+        {
+            return unauthorized();
+        }
+        return app.control.clone().oneshot(request).await.into_response();
+    };
+    let sandbox = match app.registry.get(&id) {
+        Ok(sandbox) => sandbox,
+        Err(error) => return error.into_response(),
+    };
+    if let Some(token) = &token
+        && !carries_token(request.headers(), token)
+        && !carries_access_token(request.headers(), &sandbox)
+    {
+        return unauthorized();
+    }
+    if port != INTERPRETER_PORT && port != ENVD_PORT {
+        return ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            format!(
+                "nothing listens on port {port} of sandbox {id}: this service serves the code interpreter ({INTERPRETER_PORT}) and envd ({ENVD_PORT})"
+            ),
+        )
+        .into_response();
+    }
+    request.extensions_mut().insert(sandbox);
+    request.extensions_mut().insert(DataPort(port));
+    app.data.clone().oneshot(request).await.into_response()
+}
+
+/// `(sandbox id, port)` from the E2B headers or a `<port>-<id>.<domain>` Host.
+fn data_plane_target(headers: &HeaderMap) -> Option<(String, u16)> {
+    let value = |name: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .next_back()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(id) = value("e2b-sandbox-id") {
+        let port = value("e2b-sandbox-port")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(INTERPRETER_PORT);
+        return Some((id.to_owned(), port));
+    }
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    let (label, _domain) = host.split_once('.')?;
+    let (port, id) = label.split_once('-')?;
+    let port: u16 = port.parse().ok()?;
+    (!id.is_empty()).then(|| (id.to_owned(), port))
+}
+
+/// A 403 when the Host or Origin is not a loopback name: a web page must not reach a local
+/// service without a token through DNS rebinding. `<port>-<id>.localhost` counts as loopback.
+fn foreign_host_or_origin(headers: &HeaderMap) -> Option<Response> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !is_loopback_authority(host) {
+        return Some(
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "Host {host:?} is not allowed: without --token this service answers loopback names only (127.0.0.1, localhost, <port>-<id>.localhost)"
+                ),
+            )
+            .into_response(),
+        );
+    }
+    let origin = headers.get(header::ORIGIN)?.to_str().unwrap_or("");
+    let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
+    (!is_loopback_authority(authority)).then(|| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("Origin {origin:?} is not allowed: without --token only loopback pages may call this service"),
+        )
+        .into_response()
+    })
+}
+
+fn is_loopback_authority(authority: &str) -> bool {
+    let name = if let Some(rest) = authority.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        authority
+            .rsplit_once(':')
+            .map_or(authority, |(name, _)| name)
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn carries_token(headers: &HeaderMap, token: &str) -> bool {
+    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    [api_key, bearer]
+        .into_iter()
+        .flatten()
+        .any(|given| constant_time_eq(given, token))
+}
+
+fn carries_access_token(headers: &HeaderMap, sandbox: &Sandbox) -> bool {
+    headers
+        .get("x-access-token")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|given| constant_time_eq(given, &sandbox.access_token))
+}
+
+/// Compares in time independent of where the first difference is.
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+fn unauthorized() -> Response {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "missing or wrong API key: send the service's token as X-API-Key (or Authorization: Bearer), or the sandbox's envdAccessToken as X-Access-Token",
+    )
+    .into_response()
+}
+
+/// `GET /health` of a sandbox: the code interpreter says "OK", envd answers 204.
+async fn data_health(Extension(DataPort(port)): Extension<DataPort>) -> Response {
+    if port == ENVD_PORT {
+        envd::health().await
+    } else {
+        interpreter::health().await
+    }
+}
+
+async fn not_found(request: Request) -> Response {
+    ApiError::not_found(format!(
+        "no route {} {}: see the E2B API (control plane: /sandboxes; code interpreter: /execute, /contexts; envd: /files, /process.Process/Start)",
+        request.method(),
+        request.uri().path()
+    ))
+    .into_response()
+}
+
+async fn method_not_allowed(request: Request) -> Response {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{} is not allowed on {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn loopback_authorities() {
+        for ok in [
+            "127.0.0.1:80",
+            "localhost",
+            "[::1]:9",
+            "49999-iabc.localhost:3000",
+        ] {
+            assert!(is_loopback_authority(ok), "{ok}");
+        }
+        for bad in ["evil.com", "10.0.0.1:80", "localhost.evil.com", ""] {
+            assert!(!is_loopback_authority(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn routes_by_headers_then_host() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:3000"));
+        assert_eq!(data_plane_target(&headers), None);
+        headers.insert(
+            header::HOST,
+            HeaderValue::from_static("49983-iabc.localhost:3000"),
+        );
+        assert_eq!(data_plane_target(&headers), Some(("iabc".into(), 49983)));
+        headers.insert("e2b-sandbox-id", HeaderValue::from_static("ixyz"));
+        headers.insert("e2b-sandbox-port", HeaderValue::from_static("49999"));
+        assert_eq!(data_plane_target(&headers), Some(("ixyz".into(), 49999)));
+    }
+}

@@ -1,0 +1,463 @@
+//! Live sandboxes: creation (from the warm pool when possible), lookup, TTLs and the reaper,
+//! and the contexts (one kernel each) of every sandbox.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use axum::http::StatusCode;
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+use crate::jail::{HostUser, JailConfig, UidLease};
+use crate::kernel::{ExecutionStatus, Kernel, KernelConfig};
+
+use super::ServiceConfig;
+use super::api_error::ApiError;
+use super::pool::{Pool, Warm, start_kernel};
+
+/// What a create request asks for, validated.
+#[derive(Debug, Clone)]
+pub(crate) struct CreateSpec {
+    pub(crate) template_id: String,
+    pub(crate) timeout: Duration,
+    pub(crate) metadata: Map<String, Value>,
+    pub(crate) allow_network: bool,
+    /// Environment of every process of the sandbox (kernels and commands).
+    pub(crate) env_vars: Vec<(String, String)>,
+}
+
+/// All sandboxes of the service.
+pub(crate) struct Registry {
+    sandboxes: Mutex<HashMap<String, Arc<Sandbox>>>,
+    pool: Arc<Pool>,
+    config: Arc<ServiceConfig>,
+}
+
+impl Registry {
+    pub(crate) fn new(config: Arc<ServiceConfig>) -> Arc<Registry> {
+        let pool = Pool::new(config.clone());
+        Arc::new(Registry {
+            sandboxes: Mutex::new(HashMap::new()),
+            pool,
+            config,
+        })
+    }
+
+    pub(crate) fn config(&self) -> &ServiceConfig {
+        &self.config
+    }
+
+    /// Starts the pool's refiller and the TTL reaper.
+    pub(crate) fn start_background(self: &Arc<Self>) {
+        self.pool.spawn_refiller();
+        let registry = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(500));
+            loop {
+                tick.tick().await;
+                let Some(registry) = registry.upgrade() else {
+                    return;
+                };
+                let now = SystemTime::now();
+                let expired: Vec<String> = registry
+                    .sandboxes
+                    .lock()
+                    .expect("registry lock")
+                    .values()
+                    .filter(|s| s.end_at() <= now)
+                    .map(|s| s.id.clone())
+                    .collect();
+                for id in expired {
+                    tracing::debug!(sandbox = %id, "timeout passed; killing");
+                    registry.kill(&id).await;
+                }
+            }
+        });
+    }
+
+    /// Creates a sandbox: a warm kernel when one is ready and no network is asked for,
+    /// else a kernel started now.
+    pub(crate) async fn create(&self, spec: CreateSpec) -> Result<Arc<Sandbox>, ApiError> {
+        let max = self.config.max_sandboxes;
+        if self.len() >= max {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "at most {max} sandboxes may run at once on this service; kill one (DELETE /sandboxes/ID) or start the service with a larger --max-sandboxes"
+                ),
+            ));
+        }
+        // Warm kernels have no network: a sandbox that asks for it gets a kernel started now.
+        let warm = if spec.allow_network {
+            None
+        } else {
+            self.pool.take()
+        };
+        let warm = match warm {
+            Some(warm) => warm,
+            None => start_kernel(&self.config, spec.allow_network)
+                .await
+                .map_err(|error| {
+                    ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("cannot start a sandbox kernel: {error}"),
+                    )
+                })?,
+        };
+        let sandbox = Arc::new(Sandbox::new(warm, spec, self.config.clone()));
+        if !sandbox.env_vars.is_empty() {
+            // The warm kernel started before anyone knew the variables: set them now.
+            let default = sandbox.default_context()?;
+            let prepared = match default.kernel.lock().await.as_mut() {
+                Some(kernel) => prepare_kernel(kernel, crate::jail::HOME, &sandbox.env_vars).await,
+                None => Ok(()),
+            };
+            if let Err(error) = prepared {
+                sandbox.shutdown().await;
+                return Err(error);
+            }
+        }
+        self.sandboxes
+            .lock()
+            .expect("registry lock")
+            .insert(sandbox.id.clone(), sandbox.clone());
+        Ok(sandbox)
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<Sandbox>, ApiError> {
+        self.sandboxes
+            .lock()
+            .expect("registry lock")
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ApiError::unknown_sandbox(id))
+    }
+
+    pub(crate) fn list(&self) -> Vec<Arc<Sandbox>> {
+        let mut all: Vec<_> = self
+            .sandboxes
+            .lock()
+            .expect("registry lock")
+            .values()
+            .cloned()
+            .collect();
+        all.sort_by_key(|s| s.started_at);
+        all
+    }
+
+    /// Warm kernels ready to be handed out.
+    pub(crate) fn warm_kernels(&self) -> usize {
+        self.pool.len()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.sandboxes.lock().expect("registry lock").len()
+    }
+
+    /// Kills a sandbox and everything in it. `false` if there was none by that id.
+    pub(crate) async fn kill(&self, id: &str) -> bool {
+        let removed = self.sandboxes.lock().expect("registry lock").remove(id);
+        match removed {
+            Some(sandbox) => {
+                sandbox.shutdown().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Kills every sandbox and warm kernel (service shutdown).
+    pub(crate) async fn close_all(&self) {
+        let all: Vec<String> = self
+            .sandboxes
+            .lock()
+            .expect("registry lock")
+            .keys()
+            .cloned()
+            .collect();
+        for id in all {
+            self.kill(&id).await;
+        }
+        self.pool.drain().await;
+    }
+}
+
+/// One context: a kernel of its own, in the sandbox's home.
+pub(crate) struct Context {
+    pub(crate) id: String,
+    pub(crate) language: String,
+    pub(crate) cwd: String,
+    /// `None` once the context was deleted or the sandbox killed. The lock also queues
+    /// executions of this context in arrival order (tokio's mutex is fair).
+    pub(crate) kernel: tokio::sync::Mutex<Option<Kernel>>,
+}
+
+/// A command started with `process.Process/Start` that has not ended yet.
+pub(crate) struct RunningCommand {
+    /// The `ProcessConfig` it was started with, as sent.
+    pub(crate) config: Value,
+    pub(crate) tag: Option<String>,
+    /// Fires to kill it (`process.Process/SendSignal`).
+    pub(crate) kill: Arc<tokio::sync::Notify>,
+}
+
+/// One sandbox.
+pub(crate) struct Sandbox {
+    pub(crate) id: String,
+    pub(crate) template_id: String,
+    pub(crate) access_token: String,
+    pub(crate) metadata: Map<String, Value>,
+    pub(crate) started_at: SystemTime,
+    end_at: Mutex<SystemTime>,
+    /// Host directory holding everything of the sandbox.
+    pub(crate) root: PathBuf,
+    /// Host directory bound at `/home/user` in all its jails.
+    pub(crate) home: PathBuf,
+    pub(crate) user: Option<HostUser>,
+    pub(crate) allow_network: bool,
+    pub(crate) env_vars: Vec<(String, String)>,
+    contexts: Mutex<Vec<Arc<Context>>>,
+    /// Running commands by pid: what started them, and how to kill them.
+    pub(crate) commands: Mutex<HashMap<u32, RunningCommand>>,
+    closed: watch::Sender<bool>,
+    config: Arc<ServiceConfig>,
+    _lease: Option<UidLease>,
+}
+
+impl Sandbox {
+    fn new(warm: Warm, spec: CreateSpec, config: Arc<ServiceConfig>) -> Self {
+        let now = SystemTime::now();
+        let home = warm.kernel.home_dir();
+        let user = warm.kernel.config().jail.run_as;
+        let default = Arc::new(Context {
+            id: uuid::Uuid::new_v4().to_string(),
+            language: "python".to_owned(),
+            cwd: crate::jail::HOME.to_owned(),
+            kernel: tokio::sync::Mutex::new(Some(warm.kernel)),
+        });
+        Sandbox {
+            id: format!("i{}", &uuid::Uuid::new_v4().simple().to_string()[..19]),
+            template_id: spec.template_id,
+            access_token: uuid::Uuid::new_v4().simple().to_string(),
+            metadata: spec.metadata,
+            started_at: now,
+            end_at: Mutex::new(now + spec.timeout),
+            root: warm.root,
+            home,
+            user,
+            allow_network: spec.allow_network,
+            env_vars: spec.env_vars,
+            contexts: Mutex::new(vec![default]),
+            commands: Mutex::new(HashMap::new()),
+            closed: watch::channel(false).0,
+            config,
+            _lease: warm.lease,
+        }
+    }
+
+    pub(crate) fn end_at(&self) -> SystemTime {
+        *self.end_at.lock().expect("sandbox lock")
+    }
+
+    /// The sandbox now ends `timeout` from now.
+    pub(crate) fn set_timeout(&self, timeout: Duration) {
+        *self.end_at.lock().expect("sandbox lock") = SystemTime::now() + timeout;
+    }
+
+    /// A receiver for [`killed`]: it fires once the sandbox is killed.
+    pub(crate) fn closed(&self) -> watch::Receiver<bool> {
+        self.closed.subscribe()
+    }
+
+    pub(crate) fn contexts(&self) -> Vec<Arc<Context>> {
+        self.contexts.lock().expect("sandbox lock").clone()
+    }
+
+    pub(crate) fn context(&self, id: &str) -> Result<Arc<Context>, ApiError> {
+        self.contexts()
+            .into_iter()
+            .find(|c| c.id == id)
+            .ok_or_else(|| ApiError::not_found(format!("Context {id} not found")))
+    }
+
+    /// The context used when a request names none: the first Python one.
+    pub(crate) fn default_context(&self) -> Result<Arc<Context>, ApiError> {
+        self.contexts()
+            .into_iter()
+            .find(|c| c.language == "python")
+            .ok_or_else(|| {
+                ApiError::not_found(
+                    "this sandbox has no Python context left; create one with POST /contexts",
+                )
+            })
+    }
+
+    /// A jail configuration for another process of this sandbox (a context's kernel or a
+    /// command): same home, same user, same network choice, its own root below ours.
+    ///
+    /// Names are short on purpose: the kernel's ZMQ sockets live in that root, and a Unix
+    /// socket path may not exceed 107 bytes.
+    pub(crate) fn jail_config(&self, kind: &str) -> JailConfig {
+        let mut jail = JailConfig::new(self.root.join(kind).join(short_id()));
+        jail.home = Some(self.home.clone());
+        jail.run_as = self.user;
+        jail.allow_network = self.allow_network;
+        for (key, value) in &self.env_vars {
+            jail.env.retain(|(k, _)| k != key);
+            jail.env.push((key.clone(), value.clone()));
+        }
+        jail
+    }
+
+    /// Starts a kernel for a new context, in `cwd`.
+    pub(crate) async fn start_context_kernel(&self, cwd: &str) -> Result<Kernel, ApiError> {
+        let mut config = KernelConfig::new(self.jail_config("c"));
+        config.uid_pool = None;
+        let mut kernel = Kernel::start(config)
+            .await
+            .map_err(|error| ApiError::internal(format!("cannot start a kernel: {error}")))?;
+        // The jail's environment already has the sandbox's variables.
+        prepare_kernel(&mut kernel, cwd, &[]).await?;
+        Ok(kernel)
+    }
+
+    pub(crate) async fn add_context(&self, cwd: String) -> Result<Arc<Context>, ApiError> {
+        let kernel = self.start_context_kernel(&cwd).await?;
+        let context = Arc::new(Context {
+            id: uuid::Uuid::new_v4().to_string(),
+            language: "python".to_owned(),
+            cwd,
+            kernel: tokio::sync::Mutex::new(Some(kernel)),
+        });
+        if *self.closed.borrow() {
+            if let Some(kernel) = context.kernel.lock().await.take() {
+                kernel.shutdown().await;
+            }
+            return Err(ApiError::unknown_sandbox(&self.id));
+        }
+        self.contexts
+            .lock()
+            .expect("sandbox lock")
+            .push(context.clone());
+        Ok(context)
+    }
+
+    pub(crate) async fn remove_context(&self, id: &str) -> Result<(), ApiError> {
+        let context = {
+            let mut contexts = self.contexts.lock().expect("sandbox lock");
+            let index = contexts
+                .iter()
+                .position(|c| c.id == id)
+                .ok_or_else(|| ApiError::not_found(format!("Context {id} not found")))?;
+            contexts.remove(index)
+        };
+        if let Some(kernel) = context.kernel.lock().await.take() {
+            kernel.shutdown().await;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn execution_timeout(&self) -> Duration {
+        self.config.execution_timeout
+    }
+
+    async fn shutdown(&self) {
+        let _ = self.closed.send(true);
+        let contexts = std::mem::take(&mut *self.contexts.lock().expect("sandbox lock"));
+        for context in contexts {
+            if let Some(kernel) = context.kernel.lock().await.take() {
+                kernel.shutdown().await;
+            }
+        }
+        remove_root(self.root.clone()).await;
+    }
+}
+
+/// Makes `cwd` the kernel's working directory and sets `env` in its environment (after a
+/// start or restart), without moving the user's execution count.
+pub(crate) async fn prepare_kernel(
+    kernel: &mut Kernel,
+    cwd: &str,
+    env: &[(String, String)],
+) -> Result<(), ApiError> {
+    let mut code = String::new();
+    if !env.is_empty() {
+        let vars: Map<String, Value> = env
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        // A JSON object of strings is also a Python dict literal.
+        code.push_str(&format!(
+            "import os as __os\n__os.environ.update({})\n",
+            Value::Object(vars)
+        ));
+    }
+    if cwd != crate::jail::HOME {
+        let cwd_literal = Value::String(cwd.to_owned());
+        code.push_str(&format!(
+            "import os as __os\n__os.makedirs({cwd_literal}, exist_ok=True)\n__os.chdir({cwd_literal})\n"
+        ));
+    }
+    if code.is_empty() {
+        return Ok(());
+    }
+    code.push_str("del __os\n");
+    let run = kernel
+        .execute_silently(&code, Duration::from_secs(10))
+        .await
+        .map_err(|error| ApiError::internal(format!("cannot reach the kernel: {error}")))?;
+    if run.status != ExecutionStatus::Ok {
+        return Err(ApiError::bad_request(format!(
+            "cannot prepare the kernel (working directory {cwd:?}): {:?}; give a directory under /home/user or /tmp",
+            run.error()
+        )));
+    }
+    Ok(())
+}
+
+/// Removes a sandbox root in the background of a blocking thread.
+pub(crate) async fn remove_root(root: PathBuf) {
+    let result = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&root) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err((root, error)),
+        _ => Ok(()),
+    })
+    .await;
+    if let Ok(Err((root, error))) = result {
+        tracing::warn!(root = %root.display(), %error, "cannot remove a sandbox directory");
+    }
+}
+
+/// Resolves once the sandbox behind `closed` (from [`Sandbox::closed`]) is killed.
+pub(crate) async fn killed(closed: &mut watch::Receiver<bool>) {
+    // An error means the sandbox itself is gone: killed too.
+    let _ = closed.wait_for(|c| *c).await.map(|_| ());
+}
+
+/// 12 random hex digits: unique enough for folder names within one sandbox or service.
+pub(crate) fn short_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
+}
+
+/// Environment variables from a JSON object of strings, checked.
+pub(crate) fn env_from_json(
+    field: &str,
+    vars: Option<Map<String, Value>>,
+) -> Result<Vec<(String, String)>, ApiError> {
+    let mut env = Vec::new();
+    for (key, value) in vars.unwrap_or_default() {
+        let Value::String(value) = value else {
+            return Err(ApiError::bad_request(format!(
+                "{field}.{key} must be a string; send {field} as {{\"NAME\": \"value\"}}"
+            )));
+        };
+        if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
+            return Err(ApiError::bad_request(format!(
+                "{field} has an invalid variable {key:?}: names must be non-empty without '=' and neither may contain NUL"
+            )));
+        }
+        env.push((key, value));
+    }
+    Ok(env)
+}

@@ -1,0 +1,1158 @@
+//! `mcpgym sandbox` through its HTTP API, as E2B clients use it: real jails, real kernels, one
+//! server for the whole file (kernels are the expensive part on two cores).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcpgym");
+/// The server-side deadline per execution this file runs with: above the 5 s keepalive.
+const DEADLINE_SECS: u64 = 6;
+
+/// `mcpgym sandbox` on a loopback port; stopped with SIGTERM (so it cleans up) when dropped.
+struct Service {
+    child: Child,
+    base: String,
+}
+
+impl Service {
+    fn start(args: &[&str]) -> Service {
+        let mut child = Command::new(BIN)
+            .args(["sandbox", "--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mcpgym sandbox");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if let Some(url) = line.strip_prefix("mcpgym: listening on ") {
+                        break url.to_owned();
+                    }
+                }
+                _ => panic!("mcpgym sandbox exited before listening: {:?}", child.wait()),
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                eprintln!("[server] {line}");
+            }
+        });
+        Service { child, base }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client for one sandbox (or the control plane when `id` is empty).
+#[derive(Clone)]
+struct Client {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Client {
+    fn new(base: &str) -> Client {
+        Client {
+            http: reqwest::Client::builder().http1_only().build().unwrap(),
+            base: base.to_owned(),
+        }
+    }
+
+    fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .header("X-API-Key", "e2b_ignored")
+    }
+
+    async fn create(&self, body: Value) -> String {
+        let response = self.post("/sandboxes").json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let created: Value = response.json().await.unwrap();
+        for field in ["templateID", "clientID", "envdVersion", "envdAccessToken"] {
+            assert!(created[field].is_string(), "{field} missing: {created}");
+        }
+        created["sandboxID"].as_str().unwrap().to_owned()
+    }
+
+    /// A request to port `port` of sandbox `id`.
+    fn data(
+        &self,
+        method: reqwest::Method,
+        id: &str,
+        port: u16,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .header("E2b-Sandbox-Id", id)
+            .header("E2b-Sandbox-Port", port.to_string())
+    }
+
+    /// Runs `code` and returns the streamed lines (asserting `end_of_execution` is last).
+    async fn execute(&self, id: &str, body: Value) -> Vec<Value> {
+        let response = self
+            .data(reqwest::Method::POST, id, 49999, "/execute")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let text = response.text().await.unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        assert_eq!(
+            lines.last().map(|l| l["type"].clone()),
+            Some(json!("end_of_execution")),
+            "{lines:#?}"
+        );
+        lines
+    }
+
+    async fn run(&self, id: &str, code: &str) -> Vec<Value> {
+        self.execute(id, json!({ "code": code })).await
+    }
+}
+
+fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == kind).collect()
+}
+
+fn text_of(lines: &[Value], kind: &str) -> String {
+    of_type(lines, kind)
+        .iter()
+        .map(|l| l["text"].as_str().unwrap_or(""))
+        .collect()
+}
+
+fn main_result(lines: &[Value]) -> Option<String> {
+    of_type(lines, "result")
+        .iter()
+        .find(|l| l["is_main_result"] == true)
+        .and_then(|l| l["text"].as_str().map(str::to_owned))
+}
+
+fn errors(lines: &[Value]) -> Vec<&Value> {
+    of_type(lines, "error")
+}
+
+/// Asserts an error response: status and a JSON body `{code, message}`.
+async fn assert_json_error(response: reqwest::Response, status: StatusCode, needle: &str) {
+    assert_eq!(response.status(), status);
+    let body: Value = response.json().await.expect("a JSON error body");
+    assert_eq!(body["code"], status.as_u16(), "{body}");
+    let message = body["message"].as_str().unwrap_or("");
+    assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+}
+
+/// Connect framing: flag, big-endian length, JSON.
+fn connect_frame(message: &Value) -> Vec<u8> {
+    let json = serde_json::to_vec(message).unwrap();
+    let mut out = vec![0u8];
+    out.extend_from_slice(&(json.len() as u32).to_be_bytes());
+    out.extend_from_slice(&json);
+    out
+}
+
+fn connect_frames(mut body: &[u8]) -> Vec<(u8, Value)> {
+    let mut frames = Vec::new();
+    while body.len() >= 5 {
+        let length = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        frames.push((
+            body[0],
+            serde_json::from_slice(&body[5..5 + length]).unwrap(),
+        ));
+        body = &body[5 + length..];
+    }
+    assert!(body.is_empty(), "trailing bytes after the frames");
+    frames
+}
+
+/// Runs a shell command through envd's process.Process/Start: (stdout, stderr, exit code).
+async fn command(client: &Client, id: &str, cmd: &str, envs: Value) -> (String, String, i64) {
+    let request = json!({"process": {"cmd": "/bin/bash", "args": ["-l", "-c", cmd], "envs": envs, "cwd": "/home/user"}});
+    let response = client
+        .data(reqwest::Method::POST, id, 49983, "/process.Process/Start")
+        .header("Content-Type", "application/connect+json")
+        .body(connect_frame(&request))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = response.bytes().await.unwrap();
+    let frames = connect_frames(&body);
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let (mut out, mut err, mut code) = (Vec::new(), Vec::new(), None);
+    assert!(frames[0].1["event"]["start"]["pid"].is_u64(), "{frames:?}");
+    for (_, frame) in &frames {
+        let event = &frame["event"];
+        if let Some(data) = event["data"]["stdout"].as_str() {
+            out.extend(b64.decode(data).unwrap());
+        }
+        if let Some(data) = event["data"]["stderr"].as_str() {
+            err.extend(b64.decode(data).unwrap());
+        }
+        if let Some(exit) = event["end"]["exitCode"].as_i64() {
+            code = Some(exit);
+        }
+    }
+    let (flag, last) = frames.last().unwrap();
+    assert_eq!((*flag, last), (2, &json!({})), "end of stream: {frames:?}");
+    (
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+        code.expect("an end event with the exit code"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_service_speaks_e2b() {
+    let service = Service::start(&[
+        "--pool",
+        "2",
+        "--execution-timeout",
+        &DEADLINE_SECS.to_string(),
+    ]);
+    let client = Client::new(&service.base);
+
+    control_plane(&client).await;
+    let id = client
+        .create(json!({"templateID": "code-interpreter-v1", "timeout": 300}))
+        .await;
+    execute_streams_and_keeps_state(&client, &id).await;
+    deadlines_interrupt_then_restart(&client, &id).await;
+    a_client_that_leaves_interrupts_its_cell(&client, &id).await;
+    contexts(&client, &id).await;
+    files(&client, &id).await;
+    process_and_filesystem(&client, &id).await;
+    bad_inputs(&client, &id).await;
+    sandboxes_are_apart(&client, &id).await;
+    ttl_is_enforced(&client).await;
+
+    // Kill, then everything about it is 404.
+    let kill = client
+        .http
+        .delete(format!("{}/sandboxes/{id}", service.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kill.status(), StatusCode::NO_CONTENT);
+    let again = client
+        .http
+        .delete(format!("{}/sandboxes/{id}", service.base))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(again, StatusCode::NOT_FOUND, "not found").await;
+    let gone = client
+        .data(reqwest::Method::POST, &id, 49999, "/execute")
+        .json(&json!({"code": "1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(gone, StatusCode::NOT_FOUND, "not found").await;
+}
+
+async fn control_plane(client: &Client) {
+    let health = client
+        .http
+        .get(format!("{}/health", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+
+    // Once the pool is warm, a create only hands a kernel over.
+    let warm_by = Instant::now() + Duration::from_secs(60);
+    loop {
+        let health: Value = client
+            .http
+            .get(format!("{}/health", client.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if health["warmKernels"] == 2 {
+            break;
+        }
+        assert!(Instant::now() < warm_by, "the pool never filled: {health}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let started = Instant::now();
+    let id = client
+        .create(json!({"templateID": "base", "metadata": {"run": "cp"}, "envVars": {"SANDBOX_VAR": "from create"}}))
+        .await;
+    let took = started.elapsed();
+    eprintln!("create from the warm pool took {took:?}");
+    assert!(took < Duration::from_millis(500), "create took {took:?}");
+
+    // envVars reach the kernel and commands; a cell's env_vars last for that cell only.
+    let lines = client
+        .run(&id, "import os\nos.environ['SANDBOX_VAR']")
+        .await;
+    assert_eq!(
+        main_result(&lines).as_deref(),
+        Some("from create"),
+        "{lines:?}"
+    );
+    let lines = client
+        .execute(
+            &id,
+            json!({"code": "import os\nos.environ.get('CELL_VAR')", "env_vars": {"CELL_VAR": "for this cell"}}),
+        )
+        .await;
+    assert_eq!(
+        main_result(&lines).as_deref(),
+        Some("for this cell"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines[0]["execution_count"], 2,
+        "housekeeping must not count: {lines:?}"
+    );
+    let lines = client.run(&id, "os.environ.get('CELL_VAR', 'gone')").await;
+    assert_eq!(main_result(&lines).as_deref(), Some("gone"));
+    let (out, _, _) = command(client, &id, "echo \"$SANDBOX_VAR\"", json!({})).await;
+    assert_eq!(out, "from create\n");
+    let detail: Value = client
+        .http
+        .get(format!("{}/sandboxes/{id}", client.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(detail["sandboxID"], id.as_str());
+    assert_eq!(detail["state"], "running");
+    assert_eq!(detail["metadata"]["run"], "cp");
+    assert!(detail["endAt"].as_str().unwrap().ends_with('Z'));
+
+    for path in [
+        "/sandboxes",
+        "/v2/sandboxes?metadata=run%3Dcp&state=running",
+    ] {
+        let listed: Vec<Value> = client
+            .http
+            .get(format!("{}{path}", client.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(
+            listed.iter().any(|s| s["sandboxID"] == id.as_str()),
+            "{path}: {listed:?}"
+        );
+    }
+    let none: Vec<Value> = client
+        .http
+        .get(format!("{}/v2/sandboxes?metadata=run%3Dother", client.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+
+    let timeout = client
+        .post(&format!("/sandboxes/{id}/timeout"))
+        .json(&json!({"timeout": 600}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(timeout.status(), StatusCode::NO_CONTENT);
+    let connect = client
+        .post(&format!("/sandboxes/{id}/connect"))
+        .json(&json!({"timeout": 60}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(connect.status(), StatusCode::OK);
+    let connected: Value = connect.json().await.unwrap();
+    assert_eq!(connected["sandboxID"], id.as_str());
+
+    let health = client
+        .data(reqwest::Method::GET, &id, 49999, "/health")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.json::<Value>().await.unwrap(), json!("OK"));
+    // The Host form routes too.
+    let host_form = client
+        .http
+        .get(format!("{}/health", client.base))
+        .header("Host", format!("49983-{id}.localhost"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(host_form.status(), StatusCode::NO_CONTENT);
+
+    let kill = client
+        .http
+        .delete(format!("{}/sandboxes/{id}", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kill.status(), StatusCode::NO_CONTENT);
+    let gone = client
+        .http
+        .get(format!("{}/sandboxes/{id}", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(gone, StatusCode::NOT_FOUND, "not found").await;
+}
+
+async fn execute_streams_and_keeps_state(client: &Client, id: &str) {
+    let lines = client
+        .run(
+            id,
+            "import sys\nx = 41\nprint(x + 1)\nprint('oops', file=sys.stderr)\nx",
+        )
+        .await;
+    assert_eq!(lines[0]["type"], "number_of_executions", "{lines:?}");
+    assert_eq!(text_of(&lines, "stdout"), "42\n");
+    assert_eq!(text_of(&lines, "stderr"), "oops\n");
+    assert!(of_type(&lines, "stdout")[0]["timestamp"].is_string());
+    assert_eq!(main_result(&lines).as_deref(), Some("41"));
+    // State persists; a repr'd string loses one pair of quotes.
+    let lines = client.run(id, "s = 'hi'\nx += 1\ns").await;
+    assert_eq!(main_result(&lines).as_deref(), Some("hi"));
+    assert_eq!(
+        main_result(&client.run(id, "x").await).as_deref(),
+        Some("42")
+    );
+
+    // Output arrives while the cell still runs.
+    let started = Instant::now();
+    let mut response = client
+        .data(reqwest::Method::POST, id, 49999, "/execute")
+        .json(&json!({"code": "import time\nprint('early', flush=True)\ntime.sleep(2)\nprint('late')"}))
+        .send()
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    let mut early_at = None;
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if early_at.is_none() && seen.contains("early") {
+            early_at = Some(started.elapsed());
+        }
+    }
+    let early_at = early_at.expect("the early line");
+    assert!(
+        early_at < Duration::from_millis(1500),
+        "first line after {early_at:?}"
+    );
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert!(seen.contains("late") && seen.trim_end().ends_with(r#"{"type":"end_of_execution"}"#));
+
+    // A matplotlib figure is a display result with a PNG.
+    let lines = client
+        .run(
+            id,
+            "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()",
+        )
+        .await;
+    let png = of_type(&lines, "result")
+        .iter()
+        .find_map(|l| l["png"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no png: {lines:?}"));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(png)
+        .unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        of_type(&lines, "result")
+            .iter()
+            .all(|l| l["is_main_result"] == false)
+    );
+
+    // An exception: name, value, traceback as one string.
+    let lines = client.run(id, "def f():\n    return 1 / 0\nf()").await;
+    let errs = errors(&lines);
+    assert_eq!(errs.len(), 1, "{lines:?}");
+    assert_eq!(errs[0]["name"], "ZeroDivisionError");
+    assert!(
+        errs[0]["value"]
+            .as_str()
+            .unwrap()
+            .contains("division by zero")
+    );
+    assert!(
+        errs[0]["traceback"]
+            .as_str()
+            .unwrap()
+            .contains("ZeroDivisionError")
+    );
+    assert_eq!(
+        main_result(&client.run(id, "x").await).as_deref(),
+        Some("42")
+    );
+}
+
+async fn deadlines_interrupt_then_restart(client: &Client, id: &str) {
+    // Past the deadline: keepalive while quiet, an interrupt, a line that says so, state kept.
+    let started = Instant::now();
+    let lines = client.run(id, "import time\ntime.sleep(60)").await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(DEADLINE_SECS + 4),
+        "took {took:?}"
+    );
+    assert!(
+        !of_type(&lines, "keepalive").is_empty(),
+        "no keepalive: {lines:?}"
+    );
+    let last_error = errors(&lines)
+        .last()
+        .cloned()
+        .cloned()
+        .expect("an error line");
+    assert_eq!(last_error["name"], "TimeoutError");
+    assert!(
+        last_error["value"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        "{last_error}"
+    );
+    assert_eq!(
+        main_result(&client.run(id, "x").await).as_deref(),
+        Some("42")
+    );
+
+    // Code that ignores SIGINT: killed, kernel restarted, and the line says so.
+    let lines = client
+        .run(
+            id,
+            "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)",
+        )
+        .await;
+    let last_error = errors(&lines)
+        .last()
+        .cloned()
+        .cloned()
+        .expect("an error line");
+    assert_eq!(last_error["name"], "TimeoutError");
+    assert!(
+        last_error["value"]
+            .as_str()
+            .unwrap()
+            .contains("killed and restarted"),
+        "{last_error}"
+    );
+    // The next execution runs, in a fresh kernel.
+    let lines = client.run(id, "x").await;
+    assert_eq!(errors(&lines)[0]["name"], "NameError", "{lines:?}");
+    client.run(id, "x = 42").await;
+}
+
+async fn a_client_that_leaves_interrupts_its_cell(client: &Client, id: &str) {
+    let impatient = reqwest::Client::builder()
+        .http1_only()
+        .timeout(Duration::from_millis(800))
+        .build()
+        .unwrap();
+    // A client-side timeout: the whole request, body included, may take 800 ms.
+    let left = impatient
+        .post(format!("{}/execute", client.base))
+        .header("E2b-Sandbox-Id", id)
+        .header("E2b-Sandbox-Port", "49999")
+        .json(&json!({"code": "import time\nfor i in range(100):\n    time.sleep(0.1)\nleft_ran_out = True"}))
+        .send()
+        .await;
+    if let Ok(response) = left {
+        assert!(response.text().await.is_err(), "the body should time out");
+    }
+    drop(impatient);
+    let started = Instant::now();
+    let lines = client.run(id, "'left_ran_out' in globals()").await;
+    assert_eq!(main_result(&lines).as_deref(), Some("False"), "{lines:?}");
+    // Interrupted at once, not after the 10 s the cell would take nor the deadline.
+    assert!(
+        started.elapsed() < Duration::from_secs(DEADLINE_SECS),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+async fn contexts(client: &Client, id: &str) {
+    let created = client
+        .data(reqwest::Method::POST, id, 49999, "/contexts")
+        .json(&json!({"language": "python", "cwd": "/home/user/project"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::OK);
+    let context: Value = created.json().await.unwrap();
+    let ctx = context["id"].as_str().unwrap().to_owned();
+    assert_eq!(context["cwd"], "/home/user/project");
+
+    let run = |code: &str| client.execute(id, json!({"code": code, "context_id": ctx}));
+    assert_eq!(
+        main_result(&run("import os\nos.getcwd()").await).as_deref(),
+        Some("/home/user/project")
+    );
+    // Variables are per context; files are per sandbox.
+    let lines = run("'x' in globals()").await;
+    assert_eq!(main_result(&lines).as_deref(), Some("False"));
+    run("y = 7\nopen('/home/user/shared.txt', 'w').write('from ctx')").await;
+    let lines = client.run(id, "open('/home/user/shared.txt').read()").await;
+    assert_eq!(main_result(&lines).as_deref(), Some("from ctx"));
+    let lines = client
+        .execute(id, json!({"code": "x", "language": "python"}))
+        .await;
+    assert_eq!(main_result(&lines).as_deref(), Some("42"));
+
+    let listed: Vec<Value> = client
+        .data(reqwest::Method::GET, id, 49999, "/contexts")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+
+    let restart = client
+        .data(
+            reqwest::Method::POST,
+            id,
+            49999,
+            &format!("/contexts/{ctx}/restart"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(restart.status(), StatusCode::OK);
+    let lines = run("import os\n('y' in globals(), os.getcwd())").await;
+    assert_eq!(
+        main_result(&lines).as_deref(),
+        Some("(False, '/home/user/project')")
+    );
+
+    let path = format!("/contexts/{ctx}");
+    let deleted = client
+        .data(reqwest::Method::DELETE, id, 49999, &path)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::OK);
+    let again = client
+        .data(reqwest::Method::DELETE, id, 49999, &path)
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(again, StatusCode::NOT_FOUND, "not found").await;
+    let unknown = client
+        .data(reqwest::Method::POST, id, 49999, "/execute")
+        .json(&json!({"code": "1", "context_id": ctx}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(
+        unknown,
+        StatusCode::NOT_FOUND,
+        &format!("Context {ctx} not found"),
+    )
+    .await;
+}
+
+async fn files(client: &Client, id: &str) {
+    let write = client
+        .data(
+            reqwest::Method::POST,
+            id,
+            49983,
+            "/files?path=/home/user/in/raw.txt",
+        )
+        .header("Content-Type", "application/octet-stream")
+        .body("raw bytes")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), StatusCode::OK);
+    let written: Value = write.json().await.unwrap();
+    assert_eq!(
+        written,
+        json!([{"path": "/home/user/in/raw.txt", "name": "raw.txt", "type": "file"}])
+    );
+
+    let boundary = "mcpgymboundary";
+    let multipart = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"m.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nvia multipart\r\n--{boundary}--\r\n"
+    );
+    let write = client
+        .data(
+            reqwest::Method::POST,
+            id,
+            49983,
+            "/files?path=deep/er/m.txt",
+        )
+        .header(
+            "Content-Type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(multipart)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), StatusCode::OK);
+
+    let lines = client
+        .run(
+            id,
+            "open('/home/user/deep/er/m.txt').read() + open('in/raw.txt').read()",
+        )
+        .await;
+    assert_eq!(
+        main_result(&lines).as_deref(),
+        Some("via multipartraw bytes")
+    );
+    // What the service wrote belongs to the sandbox's user: the code can change it.
+    let lines = client
+        .run(
+            id,
+            "open('/home/user/deep/er/new.txt', 'w').write('k')\nopen('in/raw.txt', 'a').write('')",
+        )
+        .await;
+    assert!(errors(&lines).is_empty(), "{lines:?}");
+    client
+        .run(id, "import os\nopen('made.bin', 'wb').write(bytes(range(256)))\nos.symlink('/etc/passwd', 'link')\nos.symlink('/etc', 'etcdir')")
+        .await;
+    let read = |path: &str| {
+        client
+            .data(
+                reqwest::Method::GET,
+                id,
+                49983,
+                &format!("/files?path={path}"),
+            )
+            .send()
+    };
+    let made = read("/home/user/made.bin").await.unwrap();
+    assert_eq!(made.status(), StatusCode::OK);
+    assert_eq!(
+        made.bytes().await.unwrap().to_vec(),
+        (0..=255u8).collect::<Vec<_>>()
+    );
+
+    assert_json_error(
+        read("/home/user/missing").await.unwrap(),
+        StatusCode::NOT_FOUND,
+        "does not exist",
+    )
+    .await;
+    assert_json_error(
+        read("/home/user/in").await.unwrap(),
+        StatusCode::BAD_REQUEST,
+        "directory",
+    )
+    .await;
+    for escape in [
+        "/etc/passwd",
+        "../../etc/passwd",
+        "/home/user/../../etc/passwd",
+        "/home/user/link",
+        "/home/user/etcdir/passwd",
+    ] {
+        assert_json_error(
+            read(escape).await.unwrap(),
+            StatusCode::FORBIDDEN,
+            "outside the sandbox",
+        )
+        .await;
+    }
+    let write_out = client
+        .data(
+            reqwest::Method::POST,
+            id,
+            49983,
+            "/files?path=/home/user/etcdir/evil",
+        )
+        .header("Content-Type", "application/octet-stream")
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(write_out, StatusCode::FORBIDDEN, "outside the sandbox").await;
+    assert!(!std::path::Path::new("/etc/evil").exists());
+}
+
+async fn process_and_filesystem(client: &Client, id: &str) {
+    let (out, err, code) = command(
+        client,
+        id,
+        "echo \"$GREETING\"; pwd; cat in/raw.txt; echo; id -un; echo problem >&2; exit 3",
+        json!({"GREETING": "hello"}),
+    )
+    .await;
+    assert_eq!(out, "hello\n/home/user\nraw bytes\nuser\n");
+    assert_eq!(err, "problem\n");
+    assert_eq!(code, 3);
+    // No network inside.
+    let (_, _, code) = command(
+        client,
+        id,
+        "exec 3<>/dev/tcp/127.0.0.1/22 || exec 3<>/dev/tcp/1.1.1.1/53",
+        json!({}),
+    )
+    .await;
+    assert_ne!(code, 0);
+
+    let rpc = |method: &str, body: Value| {
+        client
+            .data(
+                reqwest::Method::POST,
+                id,
+                49983,
+                &format!("/filesystem.Filesystem/{method}"),
+            )
+            .header("Content-Type", "application/json")
+            .json(&body)
+            .send()
+    };
+    let made = rpc("MakeDir", json!({"path": "/home/user/newdir/sub"}))
+        .await
+        .unwrap();
+    assert_eq!(made.status(), StatusCode::OK);
+    let made: Value = made.json().await.unwrap();
+    assert_eq!(made["entry"]["type"], "FILE_TYPE_DIRECTORY");
+    let moved = rpc(
+        "Move",
+        json!({"source": "/home/user/in/raw.txt", "destination": "/home/user/newdir/raw.txt"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(moved.status(), StatusCode::OK);
+    let listed: Value = rpc("ListDir", json!({"path": "/home/user/newdir"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = listed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["raw.txt", "sub"]);
+    let stat: Value = rpc("Stat", json!({"path": "/home/user/newdir/raw.txt"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(stat["entry"]["type"], "FILE_TYPE_FILE");
+    let removed = rpc("Remove", json!({"path": "/home/user/newdir"}))
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), StatusCode::OK);
+    let missing = rpc("Stat", json!({"path": "/home/user/newdir"}))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let body: Value = missing.json().await.unwrap();
+    assert_eq!(body["code"], "not_found");
+    let escape = rpc("ListDir", json!({"path": "/etc"})).await.unwrap();
+    assert_eq!(escape.status(), StatusCode::FORBIDDEN);
+}
+
+async fn bad_inputs(client: &Client, id: &str) {
+    let execute = |body: String| {
+        client
+            .data(reqwest::Method::POST, id, 49999, "/execute")
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+    };
+    assert_json_error(
+        execute("{not json".into()).await.unwrap(),
+        StatusCode::BAD_REQUEST,
+        "not valid JSON",
+    )
+    .await;
+    assert_json_error(
+        execute("{}".into()).await.unwrap(),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "code",
+    )
+    .await;
+    assert_json_error(
+        execute(json!({"code": "1", "context_id": "a", "language": "python"}).to_string())
+            .await
+            .unwrap(),
+        StatusCode::BAD_REQUEST,
+        "Only one of context_id or language can be provided",
+    )
+    .await;
+    assert_json_error(
+        execute(json!({"code": "1", "language": "r"}).to_string())
+            .await
+            .unwrap(),
+        StatusCode::BAD_REQUEST,
+        "not supported",
+    )
+    .await;
+    let huge = json!({"code": "x".repeat(5 << 20)}).to_string();
+    assert_json_error(
+        execute(huge).await.unwrap(),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too large",
+    )
+    .await;
+
+    let unknown = client
+        .data(reqwest::Method::POST, "inosuchsandbox", 49999, "/execute")
+        .json(&json!({"code": "1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(unknown, StatusCode::NOT_FOUND, "not found").await;
+    let create = client
+        .post("/sandboxes")
+        .header("Content-Type", "application/json")
+        .body("[1, 2")
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(create, StatusCode::BAD_REQUEST, "not valid JSON").await;
+    let create = client
+        .post("/sandboxes")
+        .json(&json!({"timeout": 0}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(create, StatusCode::BAD_REQUEST, "timeout").await;
+    let timeout = client
+        .post(&format!("/sandboxes/{id}/timeout"))
+        .json(&json!({"timeout": "soon"}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(timeout, StatusCode::BAD_REQUEST, "not valid JSON").await;
+    let rebound = client
+        .http
+        .get(format!("{}/sandboxes", client.base))
+        .header("Host", "attacker.example:80")
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(rebound, StatusCode::FORBIDDEN, "loopback").await;
+    let nowhere = client
+        .http
+        .get(format!("{}/nowhere", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(nowhere, StatusCode::NOT_FOUND, "no route").await;
+    let big = client
+        .post("/sandboxes")
+        .header("Content-Type", "application/json")
+        .body(format!(
+            "{{\"metadata\": {{\"k\": \"{}\"}}}}",
+            "v".repeat(200_000)
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(big, StatusCode::PAYLOAD_TOO_LARGE, "too large").await;
+}
+
+async fn sandboxes_are_apart(client: &Client, first: &str) {
+    let second = client
+        .create(json!({"templateID": "code-interpreter-v1"}))
+        .await;
+    let lines = client.run(&second, "x").await;
+    assert_eq!(errors(&lines)[0]["name"], "NameError", "{lines:?}");
+    let lines = client
+        .run(
+            &second,
+            "import os\nsorted(n for n in os.listdir('/home/user') if not n.startswith('.'))",
+        )
+        .await;
+    assert_eq!(main_result(&lines).as_deref(), Some("[]"));
+    let read = client
+        .data(
+            reqwest::Method::GET,
+            &second,
+            49983,
+            "/files?path=/home/user/made.bin",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), StatusCode::NOT_FOUND);
+    // The first one is untouched.
+    assert_eq!(
+        main_result(&client.run(first, "x").await).as_deref(),
+        Some("42")
+    );
+    // Killing a sandbox ends the cell it is running, and the stream says why.
+    let running = {
+        let client = client.clone();
+        let second = second.clone();
+        tokio::spawn(async move { client.run(&second, "import time\ntime.sleep(60)").await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = Instant::now();
+    let kill = client
+        .http
+        .delete(format!("{}/sandboxes/{second}", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kill.status(), StatusCode::NO_CONTENT);
+    let lines = running.await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        errors(&lines).last().unwrap()["name"],
+        "SandboxKilled",
+        "{lines:?}"
+    );
+}
+
+async fn ttl_is_enforced(client: &Client) {
+    let short = client
+        .create(json!({"templateID": "base", "timeout": 1}))
+        .await;
+    let kept = client
+        .create(json!({"templateID": "base", "timeout": 1}))
+        .await;
+    let extend = client
+        .post(&format!("/sandboxes/{kept}/timeout"))
+        .json(&json!({"timeout": 120}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(extend.status(), StatusCode::NO_CONTENT);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let status = |id: String| {
+        client
+            .http
+            .get(format!("{}/sandboxes/{id}", client.base))
+            .send()
+    };
+    assert_json_error(
+        status(short.clone()).await.unwrap(),
+        StatusCode::NOT_FOUND,
+        "not found",
+    )
+    .await;
+    assert_eq!(status(kept.clone()).await.unwrap().status(), StatusCode::OK);
+    let kill = client
+        .http
+        .delete(format!("{}/sandboxes/{kept}", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kill.status(), StatusCode::NO_CONTENT);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_guards_the_service_and_limits_hold() {
+    // Beyond loopback only with a token.
+    let refused = Command::new(BIN)
+        .args(["sandbox", "--http", "0.0.0.0:0"])
+        .env_remove("MCPGYM_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--token"));
+
+    let service = Service::start(&["--pool", "0", "--max-sandboxes", "1", "--token", "sekrit"]);
+    let client = Client::new(&service.base);
+    let health = client
+        .http
+        .get(format!("{}/health", service.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    let anonymous = client
+        .http
+        .post(format!("{}/sandboxes", service.base))
+        .json(&json!({"templateID": "base"}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(anonymous, StatusCode::UNAUTHORIZED, "API key").await;
+
+    let created: Value = client
+        .http
+        .post(format!("{}/sandboxes", service.base))
+        .header("X-API-Key", "sekrit")
+        .json(&json!({"templateID": "base"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["sandboxID"].as_str().unwrap();
+    let access = created["envdAccessToken"].as_str().unwrap();
+
+    let full = client
+        .http
+        .post(format!("{}/sandboxes", service.base))
+        .header("Authorization", "Bearer sekrit")
+        .json(&json!({"templateID": "base"}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(full, StatusCode::TOO_MANY_REQUESTS, "--max-sandboxes").await;
+
+    // The data plane takes the sandbox's own access token.
+    let without = client
+        .data(reqwest::Method::POST, id, 49999, "/execute")
+        .json(&json!({"code": "1 + 1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(without, StatusCode::UNAUTHORIZED, "X-Access-Token").await;
+    let with = client
+        .data(reqwest::Method::POST, id, 49999, "/execute")
+        .header("X-Access-Token", access)
+        .json(&json!({"code": "1 + 1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with.status(), StatusCode::OK);
+    assert!(with.text().await.unwrap().contains(r#""text":"2""#));
+}
