@@ -38,6 +38,9 @@ fn wordle_bench_runs_every_phase_and_prints_figures() {
         "wordle idle episodes: 500 created",
         "server RSS",
     ] {
-        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
     }
 }
