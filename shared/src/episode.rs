@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::env::{EpisodeState, StepOutcome};
 use crate::reward::{RewardLedger, StepReward};
-use crate::trajectory::{TrajectoryRecord, TrajectorySink, observation_text, rfc3339_now};
+use crate::trajectory::{TrajectoryRecord, TrajectorySink, observation_text};
 use crate::{META_EPISODE, META_STEP};
 
 /// The public state of an episode, as `GET /episodes/{id}` returns it.
@@ -54,8 +54,8 @@ pub struct Episode {
     truncated: bool,
     ledger: RewardLedger,
     state: Option<Box<dyn EpisodeState>>,
-    /// One JSON line per tool call.
-    trajectory: Vec<String>,
+    /// One record per tool call.
+    trajectory: Vec<Arc<TrajectoryRecord>>,
     sink: Option<TrajectorySink>,
 }
 
@@ -189,7 +189,7 @@ impl Episode {
         }
         self.record(
             tool,
-            &record_arguments,
+            record_arguments,
             &content,
             is_error,
             structured.as_ref(),
@@ -231,35 +231,32 @@ impl Episode {
     fn record(
         &mut self,
         tool: &str,
-        arguments: &JsonObject,
+        arguments: JsonObject,
         content: &[ContentBlock],
         is_error: bool,
         structured: Option<&Value>,
         paid: &StepReward,
         started: Instant,
     ) {
-        let record = TrajectoryRecord {
-            time: rfc3339_now(),
-            episode: &self.id,
+        let record = Arc::new(TrajectoryRecord {
+            time: std::time::SystemTime::now(),
+            episode: self.id.clone(),
             turn: self.turn,
-            tool,
+            tool: tool.to_owned(),
             arguments,
             observation: observation_text(content),
             is_error,
-            structured,
+            structured: structured.cloned(),
             reward: paid.total,
-            reward_components: &paid.components,
+            reward_components: paid.components.clone(),
             done: self.done,
             truncated: self.truncated,
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
-        };
-        let Ok(line) = serde_json::to_string(&record) else {
-            return;
-        };
+        });
         if let Some(sink) = &self.sink {
-            sink.append(&self.id, line.clone());
+            sink.append(record.clone());
         }
-        self.trajectory.push(line);
+        self.trajectory.push(record);
     }
 
     /// The public state.
@@ -289,9 +286,9 @@ impl Episode {
 
     /// The trajectory as JSON Lines (each record ends with a newline).
     pub fn trajectory_jsonl(&self) -> String {
-        let mut out = String::with_capacity(self.trajectory.iter().map(|l| l.len() + 1).sum());
-        for line in &self.trajectory {
-            out.push_str(line);
+        let mut out = String::new();
+        for record in &self.trajectory {
+            out.push_str(&record.to_json_line());
             out.push('\n');
         }
         out

@@ -21,20 +21,22 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::model::JsonObject;
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::META_EPISODE;
 use crate::hub::Hub;
 use crate::mcp::{EpisodeRoute, to_mcp_error};
 
 const VERSION: &str = "2026-07-28";
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+// Parsed once: looking a header up by a `&str` name parses the name on every request.
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -52,8 +54,25 @@ struct CallParams {
     #[serde(default)]
     arguments: Option<JsonObject>,
     #[serde(rename = "_meta")]
-    meta: JsonObject,
+    meta: CallMeta,
 }
+
+/// The `_meta` keys this path looks at; the others are skipped without being built.
+#[derive(Deserialize)]
+struct CallMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    version: Option<String>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    capabilities: Option<AnyObject>,
+    #[serde(rename = "mcpgym/episode")]
+    episode: Option<Value>,
+    #[serde(rename = "progressToken")]
+    progress_token: Option<IgnoredAny>,
+}
+
+/// Any JSON object, contents ignored (anything else fails to parse).
+#[derive(Deserialize)]
+struct AnyObject {}
 
 /// A JSON-RPC response, serialized straight from the result (no intermediate JSON tree).
 #[derive(Serialize)]
@@ -66,7 +85,7 @@ struct Reply<'a> {
     error: Option<&'a rmcp::ErrorData>,
 }
 
-fn header_is(headers: &HeaderMap, name: &str, value: &str) -> bool {
+fn header_is(headers: &HeaderMap, name: HeaderName, value: &str) -> bool {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -81,8 +100,8 @@ fn is_candidate(request: &Request) -> bool {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     request.method() == Method::POST
-        && header_is(headers, "mcp-protocol-version", VERSION)
-        && header_is(headers, "mcp-method", "tools/call")
+        && header_is(headers, MCP_PROTOCOL_VERSION, VERSION)
+        && header_is(headers, MCP_METHOD, "tools/call")
         && headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -102,13 +121,13 @@ fn parse(
     let plain = call.jsonrpc == "2.0"
         && call.method == "tools/call"
         && (call.id.is_string() || call.id.is_i64() || call.id.is_u64())
-        && header_is(headers, "mcp-name", &call.params.name)
-        && meta.get(META_VERSION).and_then(Value::as_str) == Some(VERSION)
-        && meta.get(META_CAPABILITIES).is_some_and(Value::is_object);
+        && header_is(headers, MCP_NAME, &call.params.name)
+        && meta.version.as_deref() == Some(VERSION)
+        && meta.capabilities.is_some();
     if !plain {
         return None;
     }
-    let episode: Arc<str> = match meta.get(META_EPISODE) {
+    let episode: Arc<str> = match &meta.episode {
         Some(Value::String(id)) => id.as_str().into(),
         Some(_) => return None,
         None => route?.0.clone(),
@@ -142,7 +161,7 @@ pub async fn stateless_tool_call(
             .run(Request::from_parts(parts, Body::from(bytes)))
             .await;
     };
-    if call.params.meta.contains_key("progressToken") {
+    if call.params.meta.progress_token.is_some() {
         match hub.episode(&episode) {
             Ok(slot) if !slot.env.reports_progress() => {}
             // Progress wanted and possible, or an unknown episode (rmcp words the error).

@@ -3,45 +3,63 @@
 //!
 //! Files are written by one background thread so that no tool call waits on the disk.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{ContentBlock, JsonObject};
 use serde::Serialize;
 
-/// One tool call, as recorded.
+/// One tool call, as recorded. Kept as data and turned into JSON only when read (or by the
+/// file writer's thread), so a tool call does not pay for serializing its own record.
 #[derive(Debug, Serialize)]
-pub struct TrajectoryRecord<'a> {
+pub struct TrajectoryRecord {
     /// Wall-clock time of the call's end, RFC 3339 in UTC.
-    pub time: String,
+    #[serde(serialize_with = "serialize_time")]
+    pub time: SystemTime,
     /// The episode id.
-    pub episode: &'a str,
+    pub episode: Arc<str>,
     /// The turn number this call was (1-based).
     pub turn: u32,
     /// The tool called.
-    pub tool: &'a str,
+    pub tool: String,
     /// The arguments as sent.
-    pub arguments: &'a JsonObject,
+    pub arguments: JsonObject,
     /// The text the model saw.
     pub observation: String,
     /// Whether the call was refused.
     pub is_error: bool,
     /// The structured observation, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured: Option<&'a serde_json::Value>,
+    pub structured: Option<serde_json::Value>,
     /// The reward paid on this call.
     pub reward: f64,
     /// The components of that reward.
-    pub reward_components: &'a std::collections::BTreeMap<std::borrow::Cow<'static, str>, f64>,
+    pub reward_components: BTreeMap<Cow<'static, str>, f64>,
     /// Whether the episode is done after this call.
     pub done: bool,
     /// Whether it ended at the turn limit.
     pub truncated: bool,
     /// How long the call took, in milliseconds.
     pub latency_ms: f64,
+}
+
+impl TrajectoryRecord {
+    /// The record as one JSON line, without its newline.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+fn serialize_time<S: serde::Serializer>(
+    time: &SystemTime,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&rfc3339(*time))
 }
 
 /// The text of an observation, as a trajectory shows it: text parts joined by newlines,
@@ -63,21 +81,32 @@ pub fn observation_text(content: &[ContentBlock]) -> String {
     text
 }
 
-/// Seconds since the Unix epoch formatted as RFC 3339 UTC with milliseconds.
-pub fn rfc3339_now() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = now.as_secs() as i64;
-    let millis = now.subsec_millis();
+/// A time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T10:21:34.978Z`.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
+    // Written digit by digit: `format!` costs more than the rest of a tool call's record.
+    let fields: [(u32, usize); 7] = [
+        (year.clamp(0, 9999) as u32, 4),
+        (month, 2),
+        (day, 2),
+        ((rem / 3600) as u32, 2),
+        (((rem / 60) % 60) as u32, 2),
+        ((rem % 60) as u32, 2),
+        (since.subsec_millis(), 3),
+    ];
+    let separators = ['-', '-', 'T', ':', ':', '.', 'Z'];
+    let mut text = String::with_capacity(24);
+    for ((value, width), separator) in fields.into_iter().zip(separators) {
+        for position in (0..width).rev() {
+            let digit = (value / 10u32.pow(position as u32)) % 10;
+            text.push(char::from(b'0' + digit as u8));
+        }
+        text.push(separator);
+    }
+    text
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -95,8 +124,8 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 enum SinkMessage {
-    Append { episode: String, line: String },
-    Close { episode: String },
+    Append(Arc<TrajectoryRecord>),
+    Close { episode: Arc<str> },
 }
 
 /// Appends trajectory lines to per-episode files from a background thread.
@@ -133,30 +162,29 @@ impl TrajectorySink {
         self.dir.join(format!("{episode}.jsonl"))
     }
 
-    /// Queues one line (without its newline) for an episode's file.
-    pub fn append(&self, episode: &str, line: String) {
-        let _ = self.sender.send(SinkMessage::Append {
-            episode: episode.to_owned(),
-            line,
-        });
+    /// Queues one record for its episode's file; the writer thread serializes it.
+    pub fn append(&self, record: Arc<TrajectoryRecord>) {
+        let _ = self.sender.send(SinkMessage::Append(record));
     }
 
     /// Flushes and closes an episode's file.
-    pub fn close(&self, episode: &str) {
+    pub fn close(&self, episode: &Arc<str>) {
         let _ = self.sender.send(SinkMessage::Close {
-            episode: episode.to_owned(),
+            episode: episode.clone(),
         });
     }
 }
 
 fn write_loop(dir: &Path, receiver: mpsc::Receiver<SinkMessage>) {
-    let mut open: HashMap<String, BufWriter<File>> = HashMap::new();
+    let mut open: HashMap<Arc<str>, BufWriter<File>> = HashMap::new();
     while let Ok(first) = receiver.recv() {
         let mut next = Some(first);
         // Drain everything queued, then flush once.
         while let Some(message) = next.take() {
             match message {
-                SinkMessage::Append { episode, line } => {
+                SinkMessage::Append(record) => {
+                    let episode = record.episode.clone();
+                    let line = record.to_json_line();
                     if !open.contains_key(&episode) && open.len() >= MAX_OPEN_FILES {
                         for (_, mut file) in open.drain() {
                             let _ = file.flush();
@@ -200,6 +228,13 @@ fn write_loop(dir: &Path, receiver: mpsc::Receiver<SinkMessage>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_format_as_rfc3339() {
+        let time = UNIX_EPOCH + std::time::Duration::from_millis(1_764_411_694_978);
+        assert_eq!(rfc3339(time), "2025-11-29T10:21:34.978Z");
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
 
     #[test]
     fn dates_are_correct() {

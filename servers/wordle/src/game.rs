@@ -118,9 +118,10 @@ impl WordleGame {
 
     /// The board as the model reads it: one line per guess, then what is left.
     fn board_text(&self) -> String {
-        let mut text = String::new();
+        // A row is 5 letters, a space, 5 four-byte squares and a newline.
+        let mut text = String::with_capacity(self.board.len() * 27 + 48);
         for (word, marks) in &self.board {
-            text.push_str(&word_str(word).to_ascii_uppercase());
+            text.extend(word.iter().map(|b| char::from(b.to_ascii_uppercase())));
             text.push(' ');
             text.extend(marks.iter().map(|m| m.square()));
             text.push('\n');
