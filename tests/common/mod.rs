@@ -285,3 +285,10 @@ pub fn losing_guesses(answer: &str) -> Vec<&'static str> {
     ];
     POOL.into_iter().filter(|w| *w != answer).take(6).collect()
 }
+
+impl HttpServer {
+    /// The server process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}

@@ -9,7 +9,10 @@
 //! - [`grading`]: the rules that grade a `final_answer` string (exact, one of several
 //!   spellings, a number within tolerance, or a hidden check run in the sandbox);
 //! - [`reward`]: the `correct`, `steps` and `errors` components, sparse or shaped;
-//! - [`notebook`]: the episode as a valid nbformat 4.5 `.ipynb`.
+//! - [`notebook`]: the episode as a valid nbformat 4.5 `.ipynb`;
+//! - [`e2b`]: a client for E2B's HTTP protocol (control plane, code interpreter, envd subset);
+//! - [`env`](mod@env): the MCP environment, [`Jupyter`]: one sandbox per episode, its tools and reward;
+//! - [`observe`]: how a cell's outputs are shown to the model.
 //!
 //! The environment reaches sandboxes only over E2B's HTTP protocol; it never links the sandbox
 //! service's crate.
@@ -30,12 +33,17 @@
 #![warn(missing_docs)]
 
 mod catalog;
+pub mod e2b;
+pub mod env;
 pub mod grading;
 pub mod notebook;
+pub mod observe;
 mod python;
 pub mod reward;
 pub mod tasks;
 
+pub use e2b::{E2bClient, E2bConfig, E2bError};
+pub use env::{Jupyter, JupyterArgs, JupyterConfig};
 pub use grading::{CheckProgram, Grading, Verdict, grade};
 pub use notebook::{CellOutput, ExecutedCell, build_notebook};
 pub use reward::{EpisodeReward, RewardConfig, RewardMode};

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use mcpgym_jupyter::{E2bClient, E2bConfig, Jupyter, JupyterArgs, JupyterConfig};
 use mcpgym_sandbox::service::ServiceConfig;
 use mcpgym_shared::Environment;
 use mcpgym_shared::cli::{CommonArgs, TransportArgs};
@@ -42,6 +43,31 @@ enum Command {
         common: CommonArgs,
         #[command(flatten, next_help_heading = "Wordle")]
         wordle: WordleArgs,
+    },
+    /// Jupyter: solve a task by writing and running Python in a real IPython kernel, one
+    /// sandbox per episode (tools: get_task, add_and_execute_code_cell,
+    /// edit_and_execute_current_cell, execute_shell_command, get_notebook_state, final_answer).
+    Jupyter {
+        #[command(flatten)]
+        transport: TransportArgs,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten, next_help_heading = "Jupyter")]
+        jupyter: JupyterArgs,
+        /// Where sandboxes come from: `local` runs the sandbox service inside this process on a
+        /// loopback port; an http:// URL reaches a remote `mcpgym sandbox` (its token, if any,
+        /// from MCPGYM_SANDBOX_TOKEN); `e2b` is E2B's cloud with E2B_API_KEY (needs TLS, which
+        /// this build lacks, so it is refused with a message).
+        #[arg(
+            long,
+            value_name = "local|URL|e2b",
+            default_value = "local",
+            help_heading = "Jupyter"
+        )]
+        sandbox: String,
+        /// Jailed kernels the local sandbox service keeps started ahead of demand.
+        #[arg(long, value_name = "N", default_value_t = 2, help_heading = "Jupyter")]
+        sandbox_pool: usize,
     },
     /// Host every environment behind one control plane: POST /episodes {"env": ...} picks one,
     /// /<env>/mcp serves each. Environments use their defaults; per-episode options adjust them.
@@ -108,6 +134,13 @@ fn main() -> anyhow::Result<()> {
             let env: Arc<dyn Environment> = Arc::new(Wordle::new(config));
             run_env(env, transport, common)
         }
+        Command::Jupyter {
+            transport,
+            common,
+            jupyter,
+            sandbox,
+            sandbox_pool,
+        } => run_jupyter(transport, common, jupyter, &sandbox, sandbox_pool),
         Command::Serve { http, common } => {
             let envs: Vec<Arc<dyn Environment>> =
                 vec![Arc::new(Wordle::new(WordleConfig::default()))];
@@ -148,6 +181,71 @@ fn run_env(
         None => current_thread()?
             .block_on(async { serve_stdio(hub, env).await.map_err(anyhow::Error::from) }),
     }
+}
+
+/// Serves the Jupyter environment. With `--sandbox local` the sandbox service runs in this
+/// process on a loopback port, on a multi-thread runtime of its own (so it keeps serving
+/// whichever runtime the MCP side uses), and the environment gets only its URL.
+fn run_jupyter(
+    transport: TransportArgs,
+    common: CommonArgs,
+    args: JupyterArgs,
+    sandbox: &str,
+    pool: usize,
+) -> anyhow::Result<()> {
+    let config = JupyterConfig::from_args(&args);
+    let e2b = match sandbox {
+        "local" => None,
+        "e2b" => {
+            let key = std::env::var("E2B_API_KEY")
+                .context("--sandbox e2b needs E2B_API_KEY in the environment")?;
+            Some(E2bConfig::cloud(key))
+        }
+        url => Some(E2bConfig::single_url(
+            url,
+            std::env::var("MCPGYM_SANDBOX_TOKEN").ok(),
+        )),
+    };
+    let Some(e2b) = e2b else {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("sandbox")
+            .enable_all()
+            .build()?;
+        let service_config = ServiceConfig {
+            pool_size: pool,
+            // The client stops waiting at --cell-timeout and drops the request, which makes
+            // the service interrupt the cell or kill the command. The service's own deadline
+            // is only a backstop, late enough for task setups and hidden checks (120 s).
+            execution_timeout: std::time::Duration::from_secs(args.cell_timeout.max(120) + 5),
+            ..ServiceConfig::default()
+        };
+        let listening = runtime
+            .block_on(mcpgym_sandbox::service::Listening::bind(
+                ([127, 0, 0, 1], 0).into(),
+                service_config,
+            ))
+            .context("cannot start the local sandbox service")?;
+        let url = format!("http://{}", listening.local_addr());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let service = runtime.spawn(listening.serve(async move {
+            let _ = stopped.await;
+        }));
+        let client = E2bClient::new(E2bConfig::single_url(url, None))?;
+        let env: Arc<dyn Environment> = Arc::new(Jupyter::new(client, config));
+        let result = run_env(env, transport, common);
+        // Kill every sandbox and remove the service's folder before exiting.
+        let _ = stop.send(());
+        match runtime.block_on(service) {
+            Ok(Err(error)) => tracing::warn!(%error, "the local sandbox service failed"),
+            Err(error) => tracing::warn!(%error, "the local sandbox service panicked"),
+            Ok(Ok(())) => {}
+        }
+        return result;
+    };
+    let client = E2bClient::new(e2b)?;
+    let env: Arc<dyn Environment> = Arc::new(Jupyter::new(client, config));
+    run_env(env, transport, common)
 }
 
 /// Serves the sandbox service until Ctrl-C or SIGTERM, then kills every sandbox.

@@ -1,0 +1,733 @@
+//! A client for E2B's HTTP protocol: the control plane (create, kill, set timeout), the code
+//! interpreter (`/execute` streaming JSON lines, `/contexts`) and the envd subset (`/files`,
+//! `process.Process/Start` as Connect JSON streaming, `process.Process/{List,SendSignal}`).
+//!
+//! The same client reaches the local sandbox service, a remote `mcpgym sandbox`, or E2B's
+//! cloud; only [`E2bConfig`] differs:
+//!
+//! - **one URL** ([`E2bConfig::single_url`]): control plane and data plane on one base URL; the
+//!   data plane names the sandbox and port in the `E2b-Sandbox-Id` and `E2b-Sandbox-Port`
+//!   headers (what the SDKs do with `E2B_SANDBOX_URL`).
+//! - **E2B's cloud** ([`E2bConfig::cloud`]): control plane at `https://api.e2b.app` with
+//!   `X-API-Key`, data plane at `https://<port>-<sandboxID>.<domain>`.
+//!
+//! Requests use HTTP/1.1 only, so a request dropped on a client-side timeout closes its
+//! connection and the server notices (and interrupts the cell). This build of reqwest has no
+//! TLS: an `https` URL is refused by [`E2bClient::new`] with [`E2bError::TlsUnavailable`],
+//! which is what reaching E2B's cloud gives today.
+
+use std::time::Duration;
+
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::notebook::CellOutput;
+
+/// The code interpreter's port inside a sandbox.
+pub const INTERPRETER_PORT: u16 = 49999;
+/// envd's port inside a sandbox.
+pub const ENVD_PORT: u16 = 49983;
+/// E2B's cloud control plane.
+pub const E2B_CLOUD_API: &str = "https://api.e2b.app";
+/// E2B's cloud sandbox domain, when a create response names none.
+pub const E2B_CLOUD_DOMAIN: &str = "e2b.app";
+
+/// Why a sandbox operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum E2bError {
+    /// The URL is `https`, and this build has no TLS.
+    #[error(
+        "cannot reach {0}: this mcpgym build has no TLS support (reqwest without rustls), so https sandbox URLs, including E2B's cloud, are unavailable; use a local or http:// sandbox service"
+    )]
+    TlsUnavailable(String),
+    /// The URL is not an `http://` URL.
+    #[error("invalid sandbox URL {0:?}: give it as http://HOST:PORT")]
+    InvalidUrl(String),
+    /// The request could not be sent or its response read.
+    #[error("sandbox request failed: {0}")]
+    Http(#[from] reqwest::Error),
+    /// The service answered with an error status.
+    #[error("the sandbox service answered {status}: {message}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The service's message (or body).
+        message: String,
+    },
+    /// The response was not what the protocol says.
+    #[error("unexpected response from the sandbox service: {0}")]
+    Protocol(String),
+    /// The operation did not finish in time.
+    #[error("the sandbox did not answer within {0:?}")]
+    Timeout(Duration),
+}
+
+/// Where the sandbox service is, and how to authenticate.
+#[derive(Debug, Clone)]
+pub struct E2bConfig {
+    /// The control plane's base URL.
+    pub api_url: String,
+    /// One base URL serving every sandbox's data plane (routed by headers); `None` for the
+    /// per-port host form `https://<port>-<sandboxID>.<domain>`.
+    pub sandbox_url: Option<String>,
+    /// Sent as `X-API-Key` on the control plane (E2B's key, or a remote service's token).
+    pub api_key: Option<String>,
+    /// The template to create sandboxes from.
+    pub template: String,
+}
+
+impl E2bConfig {
+    /// A service serving control and data plane on one URL (the local service, or a remote
+    /// `mcpgym sandbox`).
+    pub fn single_url(url: impl Into<String>, api_key: Option<String>) -> Self {
+        let url = url.into().trim_end_matches('/').to_owned();
+        Self {
+            api_url: url.clone(),
+            sandbox_url: Some(url),
+            api_key,
+            template: "code-interpreter-v1".into(),
+        }
+    }
+
+    /// E2B's cloud with an API key.
+    pub fn cloud(api_key: impl Into<String>) -> Self {
+        Self {
+            api_url: E2B_CLOUD_API.into(),
+            sandbox_url: None,
+            api_key: Some(api_key.into()),
+            template: "code-interpreter-v1".into(),
+        }
+    }
+}
+
+/// A client for one sandbox service; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct E2bClient {
+    http: reqwest::Client,
+    config: E2bConfig,
+}
+
+fn check_url(url: &str) -> Result<(), E2bError> {
+    if url.starts_with("https://") {
+        Err(E2bError::TlsUnavailable(url.to_owned()))
+    } else if url.starts_with("http://") && url.len() > "http://".len() {
+        Ok(())
+    } else {
+        Err(E2bError::InvalidUrl(url.to_owned()))
+    }
+}
+
+impl E2bClient {
+    /// A client for `config`. Fails for URLs this build cannot reach.
+    pub fn new(config: E2bConfig) -> Result<Self, E2bError> {
+        check_url(&config.api_url)?;
+        match &config.sandbox_url {
+            Some(url) => check_url(url)?,
+            // The data plane is https://<port>-<id>.<domain>.
+            None => return Err(E2bError::TlsUnavailable(config.api_url.clone())),
+        }
+        let http = reqwest::Client::builder()
+            .http1_only()
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_secs(10))
+            .build()?;
+        Ok(Self { http, config })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &E2bConfig {
+        &self.config
+    }
+
+    fn control(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.config.api_url));
+        if let Some(key) = &self.config.api_key {
+            request = request.header("X-API-Key", key);
+        }
+        request
+    }
+
+    /// Creates a sandbox that lives `lifetime` unless refreshed ([`Sandbox::set_timeout`]).
+    pub async fn create(&self, lifetime: Duration) -> Result<Sandbox, E2bError> {
+        let response = self
+            .control(reqwest::Method::POST, "/sandboxes")
+            .json(&json!({
+                "templateID": self.config.template,
+                "timeout": lifetime.as_secs().max(1),
+            }))
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await?;
+        let created: Created = success(response).await?.json().await?;
+        Ok(Sandbox {
+            client: self.clone(),
+            id: created.sandbox_id,
+            access_token: created.envd_access_token,
+            domain: created.domain,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Created {
+    #[serde(rename = "sandboxID")]
+    sandbox_id: String,
+    #[serde(rename = "envdAccessToken")]
+    envd_access_token: Option<String>,
+    domain: Option<String>,
+}
+
+/// The response if its status is a success, else its error message.
+async fn success(response: reqwest::Response) -> Result<reqwest::Response, E2bError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let body = response.text().await.unwrap_or_default();
+    let message = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or(body);
+    Err(E2bError::Status {
+        status: status.as_u16(),
+        message,
+    })
+}
+
+/// One cell's execution, as the code interpreter reported it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Execution {
+    /// The kernel's execution count, when reported.
+    pub execution_count: Option<u32>,
+    /// The outputs in order (stdout and stderr pieces, results, the error).
+    pub outputs: Vec<CellOutput>,
+    /// Whether the cell raised (an error output).
+    pub raised: bool,
+    /// Whether the client stopped waiting at its deadline (the connection was dropped, which
+    /// makes the server interrupt the cell).
+    pub timed_out: bool,
+}
+
+/// A command's result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// Standard output (lossy UTF-8).
+    pub stdout: String,
+    /// Standard error (lossy UTF-8).
+    pub stderr: String,
+    /// The exit code; `None` when the command did not exit normally (killed, deadline).
+    pub exit_code: Option<i32>,
+    /// The reason the command did not exit normally, if it did not.
+    pub error: Option<String>,
+}
+
+/// A kernel context.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct ContextInfo {
+    /// The context's id.
+    pub id: String,
+    /// Its language.
+    #[serde(default)]
+    pub language: String,
+    /// Its working directory.
+    #[serde(default)]
+    pub cwd: String,
+}
+
+/// One live sandbox. Not killed on drop: call [`Sandbox::kill`].
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    client: E2bClient,
+    id: String,
+    access_token: Option<String>,
+    domain: Option<String>,
+}
+
+/// Percent-encodes a query value.
+fn encode_query(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~' | b'/') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// One Connect envelope: flag, big-endian length, JSON.
+fn connect_frame(message: &Value) -> Vec<u8> {
+    let json = message.to_string().into_bytes();
+    let mut out = Vec::with_capacity(5 + json.len());
+    out.push(0);
+    out.extend_from_slice(&(json.len() as u32).to_be_bytes());
+    out.extend_from_slice(&json);
+    out
+}
+
+impl Sandbox {
+    /// The sandbox's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn data(&self, method: reqwest::Method, port: u16, path: &str) -> reqwest::RequestBuilder {
+        let config = &self.client.config;
+        let url = match &config.sandbox_url {
+            Some(base) => format!("{base}{path}"),
+            None => format!(
+                "https://{port}-{}.{}{path}",
+                self.id,
+                self.domain.as_deref().unwrap_or(E2B_CLOUD_DOMAIN)
+            ),
+        };
+        let mut request = self
+            .client
+            .http
+            .request(method, url)
+            .header("E2b-Sandbox-Id", &self.id)
+            .header("E2b-Sandbox-Port", port.to_string());
+        if let Some(token) = &self.access_token {
+            request = request.header("X-Access-Token", token);
+        }
+        request
+    }
+
+    /// Kills the sandbox (a sandbox already gone counts as killed).
+    pub async fn kill(&self) -> Result<(), E2bError> {
+        let response = self
+            .client
+            .control(reqwest::Method::DELETE, &format!("/sandboxes/{}", self.id))
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await?;
+        if response.status() == reqwest::StatusCode::NOT_FOUND {
+            return Ok(());
+        }
+        success(response).await.map(drop)
+    }
+
+    /// Sets the sandbox to live `lifetime` from now.
+    pub async fn set_timeout(&self, lifetime: Duration) -> Result<(), E2bError> {
+        let response = self
+            .client
+            .control(
+                reqwest::Method::POST,
+                &format!("/sandboxes/{}/timeout", self.id),
+            )
+            .json(&json!({"timeout": lifetime.as_secs().max(1)}))
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await?;
+        success(response).await.map(drop)
+    }
+
+    /// Runs `code` in the default Python context (or `context_id`). The client waits at most
+    /// `timeout`; then it drops the request (the server interrupts the cell) and reports a
+    /// `TimeoutError` output.
+    pub async fn execute(
+        &self,
+        code: &str,
+        context_id: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Execution, E2bError> {
+        let mut body = json!({ "code": code });
+        if let Some(id) = context_id {
+            body["context_id"] = id.into();
+        }
+        let mut execution = Execution::default();
+        let run = async {
+            let response = self
+                .data(reqwest::Method::POST, INTERPRETER_PORT, "/execute")
+                .json(&body)
+                .send()
+                .await?;
+            let mut response = success(response).await?;
+            let mut buffer: Vec<u8> = Vec::new();
+            let mut ended = false;
+            while let Some(chunk) = response.chunk().await? {
+                buffer.extend_from_slice(&chunk);
+                while let Some(newline) = buffer.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = buffer.drain(..=newline).collect();
+                    if apply_line(&line, &mut execution)? {
+                        ended = true;
+                    }
+                }
+            }
+            if !buffer.is_empty() && apply_line(&buffer, &mut execution)? {
+                ended = true;
+            }
+            if ended {
+                Ok(())
+            } else {
+                Err(E2bError::Protocol(
+                    "the execution stream ended without end_of_execution".into(),
+                ))
+            }
+        };
+        match tokio::time::timeout(timeout, run).await {
+            Ok(result) => result.map(|()| execution),
+            Err(_) => {
+                // What arrived before the deadline stays; the dropped request interrupts it.
+                let mut execution = execution;
+                execution.timed_out = true;
+                execution.raised = true;
+                execution.outputs.push(CellOutput::error(
+                    "TimeoutError",
+                    format!(
+                        "the cell ran longer than {} s and was interrupted; the kernel keeps its variables",
+                        timeout.as_secs()
+                    ),
+                    "",
+                ));
+                Ok(execution)
+            }
+        }
+    }
+
+    /// The kernel contexts.
+    pub async fn contexts(&self) -> Result<Vec<ContextInfo>, E2bError> {
+        let response = self
+            .data(reqwest::Method::GET, INTERPRETER_PORT, "/contexts")
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await?;
+        Ok(success(response).await?.json().await?)
+    }
+
+    /// Deletes a context, shutting its kernel down.
+    pub async fn delete_context(&self, id: &str) -> Result<(), E2bError> {
+        let response = self
+            .data(
+                reqwest::Method::DELETE,
+                INTERPRETER_PORT,
+                &format!("/contexts/{}", encode_query(id)),
+            )
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await?;
+        success(response).await.map(drop)
+    }
+
+    /// Runs `cmd` with `args` as its own process (envd `process.Process/Start`) in `cwd`,
+    /// collecting its output until it exits. The client waits at most `timeout`, then drops
+    /// the stream (which ends the process) and reports it in [`CommandOutput::error`].
+    pub async fn run(
+        &self,
+        cmd: &str,
+        args: &[&str],
+        cwd: &str,
+        timeout: Duration,
+    ) -> Result<CommandOutput, E2bError> {
+        let body = connect_frame(&json!({
+            "process": {"cmd": cmd, "args": args, "envs": {}, "cwd": cwd}
+        }));
+        let mut output = CommandOutput::default();
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        let run = async {
+            let response = self
+                .data(reqwest::Method::POST, ENVD_PORT, "/process.Process/Start")
+                .header("Content-Type", "application/connect+json")
+                .header("Connect-Protocol-Version", "1")
+                .body(body)
+                .send()
+                .await?;
+            let mut response = success(response).await?;
+            let mut buffer: Vec<u8> = Vec::new();
+            while let Some(chunk) = response.chunk().await? {
+                buffer.extend_from_slice(&chunk);
+                while buffer.len() >= 5 {
+                    let length =
+                        u32::from_be_bytes([buffer[1], buffer[2], buffer[3], buffer[4]]) as usize;
+                    if buffer.len() < 5 + length {
+                        break;
+                    }
+                    let flag = buffer[0];
+                    let message: Value = serde_json::from_slice(&buffer[5..5 + length])
+                        .map_err(|e| E2bError::Protocol(format!("bad Connect frame: {e}")))?;
+                    buffer.drain(..5 + length);
+                    if flag & 0x02 != 0 {
+                        if let Some(error) = message.get("error") {
+                            let text = error
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("the command failed")
+                                .to_owned();
+                            output.error = Some(text);
+                        }
+                        return Ok(());
+                    }
+                    apply_event(&message, &mut stdout, &mut stderr, &mut output);
+                }
+            }
+            Err(E2bError::Protocol(
+                "the process stream ended without an end-of-stream frame".into(),
+            ))
+        };
+        let result = tokio::time::timeout(timeout, run).await;
+        output.stdout = String::from_utf8_lossy(&stdout).into_owned();
+        output.stderr = String::from_utf8_lossy(&stderr).into_owned();
+        match result {
+            Ok(Ok(())) => Ok(output),
+            Ok(Err(error)) => Err(error),
+            Err(_) => {
+                output.exit_code = None;
+                output.error = Some(format!(
+                    "the command ran longer than {} s and was killed",
+                    timeout.as_secs()
+                ));
+                Ok(output)
+            }
+        }
+    }
+
+    /// The pids of the processes started with [`Sandbox::run`] that still run.
+    pub async fn processes(&self) -> Result<Vec<u32>, E2bError> {
+        let response = self
+            .data(reqwest::Method::POST, ENVD_PORT, "/process.Process/List")
+            .header("Content-Type", "application/json")
+            .body("{}")
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await?;
+        let listed: Value = success(response).await?.json().await?;
+        Ok(listed["processes"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter_map(|p| p["pid"].as_u64())
+                    .filter_map(|pid| u32::try_from(pid).ok())
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Kills a process started with [`Sandbox::run`].
+    pub async fn kill_process(&self, pid: u32) -> Result<(), E2bError> {
+        let response = self
+            .data(
+                reqwest::Method::POST,
+                ENVD_PORT,
+                "/process.Process/SendSignal",
+            )
+            .header("Content-Type", "application/json")
+            .json(&json!({"process": {"pid": pid}, "signal": "SIGNAL_SIGKILL"}))
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await?;
+        if response.status() == reqwest::StatusCode::NOT_FOUND {
+            return Ok(());
+        }
+        success(response).await.map(drop)
+    }
+
+    /// Writes a file (parent folders are created).
+    pub async fn write_file(&self, path: &str, bytes: Vec<u8>) -> Result<(), E2bError> {
+        let response = self
+            .data(
+                reqwest::Method::POST,
+                ENVD_PORT,
+                &format!("/files?path={}", encode_query(path)),
+            )
+            .header("Content-Type", "application/octet-stream")
+            .body(bytes)
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await?;
+        success(response).await.map(drop)
+    }
+
+    /// Reads a file.
+    pub async fn read_file(&self, path: &str) -> Result<Vec<u8>, E2bError> {
+        let response = self
+            .data(
+                reqwest::Method::GET,
+                ENVD_PORT,
+                &format!("/files?path={}", encode_query(path)),
+            )
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await?;
+        Ok(success(response).await?.bytes().await?.to_vec())
+    }
+}
+
+/// Applies one JSON line of `/execute`; `true` at `end_of_execution`.
+fn apply_line(line: &[u8], execution: &mut Execution) -> Result<bool, E2bError> {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(false);
+    }
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| E2bError::Protocol(format!("bad execution line ({e}): {text}")))?;
+    let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("");
+    match field("type") {
+        "end_of_execution" => return Ok(true),
+        "number_of_executions" => {
+            execution.execution_count = value
+                .get("execution_count")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok());
+        }
+        "stdout" => execution.outputs.push(CellOutput::stdout(field("text"))),
+        "stderr" => execution.outputs.push(CellOutput::stderr(field("text"))),
+        "error" => {
+            execution.raised = true;
+            execution.outputs.push(CellOutput::error(
+                field("name"),
+                field("value"),
+                field("traceback"),
+            ));
+        }
+        "result" => execution.outputs.push(result_output(&value)),
+        _ => {} // keepalive, and kinds newer than this client
+    }
+    Ok(false)
+}
+
+/// A `result` line as a MIME bundle.
+fn result_output(value: &Value) -> CellOutput {
+    const FIELDS: &[(&str, &str)] = &[
+        ("text", "text/plain"),
+        ("html", "text/html"),
+        ("markdown", "text/markdown"),
+        ("svg", "image/svg+xml"),
+        ("png", "image/png"),
+        ("jpeg", "image/jpeg"),
+        ("pdf", "application/pdf"),
+        ("latex", "text/latex"),
+        ("json", "application/json"),
+        ("javascript", "application/javascript"),
+    ];
+    let mut data = std::collections::BTreeMap::new();
+    for (field, mime) in FIELDS {
+        if let Some(item) = value.get(*field).filter(|v| !v.is_null()) {
+            data.insert((*mime).to_owned(), item.clone());
+        }
+    }
+    if let Some(extra) = value.get("extra").and_then(Value::as_object) {
+        for (mime, item) in extra {
+            data.insert(mime.clone(), item.clone());
+        }
+    }
+    CellOutput::Result {
+        is_main: value
+            .get("is_main_result")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        data,
+    }
+}
+
+/// Applies one process event.
+fn apply_event(
+    message: &Value,
+    stdout: &mut Vec<u8>,
+    stderr: &mut Vec<u8>,
+    output: &mut CommandOutput,
+) {
+    let Some(event) = message.get("event").and_then(Value::as_object) else {
+        return;
+    };
+    let b64 = base64::engine::general_purpose::STANDARD;
+    if let Some(data) = event.get("data").and_then(Value::as_object) {
+        let decode = |key: &str, into: &mut Vec<u8>| {
+            if let Some(bytes) = data
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(|s| b64.decode(s).ok())
+            {
+                into.extend_from_slice(&bytes);
+            }
+        };
+        decode("stdout", stdout);
+        decode("stderr", stderr);
+    }
+    if let Some(end) = event.get("end").and_then(Value::as_object) {
+        output.exit_code = end
+            .get("exitCode")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            // Connect JSON omits zero values.
+            .or(Some(0));
+        let exited = end.get("exited").and_then(Value::as_bool).unwrap_or(true);
+        if !exited {
+            output.exit_code = None;
+        }
+        if let Some(status) = end.get("status").and_then(Value::as_str)
+            && status.starts_with("signal")
+        {
+            output.exit_code = None;
+            output.error = Some(format!("the command was stopped ({status})"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_is_refused_clearly() {
+        let error = E2bClient::new(E2bConfig::cloud("e2b_x")).unwrap_err();
+        assert!(error.to_string().contains("no TLS"), "{error}");
+        assert!(E2bClient::new(E2bConfig::single_url("ftp://x", None)).is_err());
+        assert!(E2bClient::new(E2bConfig::single_url("http://127.0.0.1:1/", None)).is_ok());
+    }
+
+    #[test]
+    fn execution_lines_become_outputs() {
+        let mut execution = Execution::default();
+        for line in [
+            r#"{"type":"number_of_executions","execution_count":3}"#,
+            r#"{"type":"stdout","text":"hi\n","timestamp":"x"}"#,
+            r#"{"type":"result","text":"2","png":"AAAA","is_main_result":true}"#,
+            r#"{"type":"keepalive"}"#,
+            r#"{"type":"error","name":"ValueError","value":"bad","traceback":"a\nb"}"#,
+        ] {
+            assert!(!apply_line(line.as_bytes(), &mut execution).unwrap());
+        }
+        assert!(apply_line(br#"{"type":"end_of_execution"}"#, &mut execution).unwrap());
+        assert_eq!(execution.execution_count, Some(3));
+        assert!(execution.raised);
+        assert_eq!(execution.outputs.len(), 3);
+        let CellOutput::Result { data, is_main } = &execution.outputs[1] else {
+            panic!()
+        };
+        assert!(is_main);
+        assert_eq!(data["image/png"], "AAAA");
+    }
+
+    #[test]
+    fn connect_frames_round_trip() {
+        let frame = connect_frame(&json!({"a": 1}));
+        assert_eq!(frame[0], 0);
+        assert_eq!(
+            u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]),
+            7
+        );
+        let mut output = CommandOutput::default();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        apply_event(
+            &json!({"event": {"data": {"stdout": "aGk="}}}),
+            &mut out,
+            &mut err,
+            &mut output,
+        );
+        apply_event(
+            &json!({"event": {"end": {"exitCode": 3, "exited": true, "status": "exit status 3"}}}),
+            &mut out,
+            &mut err,
+            &mut output,
+        );
+        assert_eq!(out, b"hi");
+        assert_eq!(output.exit_code, Some(3));
+        assert_eq!(encode_query("/home/user/a b"), "/home/user/a%20b");
+    }
+}

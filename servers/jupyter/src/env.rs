@@ -1,0 +1,810 @@
+//! The Jupyter environment: the MCP tools, and one sandbox per episode.
+//!
+//! - `start` creates a sandbox over E2B's protocol and runs the task's setup in it as its own
+//!   process (`python3 -I -c SETUP` through envd's `process.Process/Start`, never through the
+//!   kernel and never as a file the agent could read). `close` kills the sandbox.
+//! - The task's prompt reaches the agent in two ways: the read-only `get_task()` tool, and at
+//!   the top of the episode's first observation, whichever tool comes first (the prompt
+//!   differs per episode, so it cannot be the server's instructions).
+//! - Tools: `add_and_execute_code_cell(code)`, `edit_and_execute_current_cell(code)`,
+//!   `execute_shell_command(command)`, `get_notebook_state(include_images?)`, `get_task()`,
+//!   `final_answer(answer)`. See [`crate::observe`] for what an observation looks like.
+//! - `final_answer` grades the answer and ends the episode with the `correct` component. For a
+//!   hidden check, the agent's kernels and commands are killed first, then the check runs as
+//!   its own process (`python3 -I -c CHECK`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ContentBlock, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use mcpgym_shared::env::parse_arguments;
+use mcpgym_shared::schema::{input_schema, no_arguments, output_schema};
+use mcpgym_shared::{
+    BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, StepOutcome, TaskSet,
+};
+
+use crate::e2b::{E2bClient, Sandbox};
+use crate::grading::{Grading, Verdict};
+use crate::notebook::{CellOutput, ExecutedCell};
+use crate::observe::{CellObservation, ShellObservation, cell_observation, shell_text, truncate};
+use crate::reward::{EpisodeReward, RewardConfig, RewardMode};
+use crate::tasks::{JupyterTasks, SANDBOX_HOME, Task};
+
+/// Default tool calls per episode.
+pub const DEFAULT_MAX_TURNS: u32 = 40;
+/// Default per-cell timeout.
+pub const DEFAULT_CELL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a sandbox lives without a tool call (refreshed as the episode goes on).
+const SANDBOX_LIFETIME: Duration = Duration::from_secs(3600);
+/// The longest a task's setup or hidden check may run.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The Jupyter environment's own flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JupyterArgs {
+    /// Reward: sparse (only `correct`) or shaped (adds small costs per cell and per error).
+    #[arg(long, value_enum, default_value_t = RewardMode::Sparse)]
+    pub reward: RewardMode,
+    /// Cost of each cell run (`steps`); default 0 for sparse, 0.01 for shaped.
+    #[arg(long, value_name = "X")]
+    pub step_cost: Option<f64>,
+    /// Cost of each cell that raised (`errors`); default 0 for sparse, 0.02 for shaped.
+    #[arg(long, value_name = "X")]
+    pub error_cost: Option<f64>,
+    /// Longest a cell or shell command may run, in seconds; then it is interrupted and the
+    /// observation says so.
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    pub cell_timeout: u64,
+}
+
+/// How the Jupyter environment is set up.
+#[derive(Debug, Clone)]
+pub struct JupyterConfig {
+    /// The default reward mode (an episode's options may override it).
+    pub reward: RewardMode,
+    /// The default step cost.
+    pub step_cost: Option<f64>,
+    /// The default error cost.
+    pub error_cost: Option<f64>,
+    /// Longest a cell or command may run.
+    pub cell_timeout: Duration,
+}
+
+impl Default for JupyterConfig {
+    fn default() -> Self {
+        Self {
+            reward: RewardMode::Sparse,
+            step_cost: None,
+            error_cost: None,
+            cell_timeout: DEFAULT_CELL_TIMEOUT,
+        }
+    }
+}
+
+impl JupyterConfig {
+    /// The configuration the flags describe.
+    pub fn from_args(args: &JupyterArgs) -> Self {
+        Self {
+            reward: args.reward,
+            step_cost: args.step_cost,
+            error_cost: args.error_cost,
+            cell_timeout: Duration::from_secs(args.cell_timeout),
+        }
+    }
+}
+
+/// Options an episode may set (`POST /episodes {"options": {...}}`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JupyterOptions {
+    reward: Option<RewardMode>,
+    step_cost: Option<f64>,
+    error_cost: Option<f64>,
+}
+
+/// Arguments of the two code-cell tools.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodeArgs {
+    /// Python source to run in the notebook's kernel (IPython syntax, so `!cmd` and `%magic`
+    /// work too).
+    pub code: String,
+}
+
+/// Arguments of `execute_shell_command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellArgs {
+    /// A bash command line, run in /home/user.
+    pub command: String,
+}
+
+/// Arguments of `get_notebook_state`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotebookArgs {
+    /// Whether to include the images the cells produced (default false).
+    #[serde(default)]
+    pub include_images: Option<bool>,
+}
+
+/// Arguments of `final_answer`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerArgs {
+    /// Your final answer, in exactly the form the task asks for (e.g. only the number).
+    pub answer: String,
+}
+
+/// What `get_task` returns as structured content.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskObservation {
+    /// The task's id.
+    pub id: String,
+    /// What to do, and the form of the answer.
+    pub prompt: String,
+}
+
+/// One cell of `get_notebook_state`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NotebookCell {
+    /// Position in the notebook, from 0.
+    pub index: usize,
+    /// `code` or `shell`.
+    pub kind: String,
+    /// The cell's source (the command, for a shell cell).
+    pub source: String,
+    /// The cell's output text, as it was shown.
+    pub output: String,
+}
+
+/// What `get_notebook_state` returns as structured content.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NotebookObservation {
+    /// Every cell, in order.
+    pub cells: Vec<NotebookCell>,
+    /// The index of the cell `edit_and_execute_current_cell` replaces, if any.
+    pub current_cell: Option<usize>,
+}
+
+/// What `final_answer` returns as structured content.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AnswerObservation {
+    /// Whether the answer was right.
+    pub correct: bool,
+    /// A sentence about the verdict (never the expected answer).
+    pub message: String,
+}
+
+const INSTRUCTIONS: &str = "A Python notebook on a real IPython kernel in a private sandbox \
+(home /home/user). Call get_task() to read the task, then run code with \
+add_and_execute_code_cell(code) (state persists between cells), fix the last cell with \
+edit_and_execute_current_cell(code), run shell commands with execute_shell_command(command), \
+and review the notebook with get_notebook_state(). When you know the answer, call \
+final_answer(answer) once, giving only what the task asks for: it is graded and ends the \
+episode.";
+
+fn annotations(title: &str, read_only: bool, idempotent: bool) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
+        .read_only(read_only)
+        .destructive(false)
+        .idempotent(idempotent)
+        .open_world(false)
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new_with_raw(
+            "get_task",
+            Some("Show the task of this episode: what to find or produce, and the form final_answer expects.".into()),
+            no_arguments(),
+        )
+        .with_raw_output_schema(output_schema::<TaskObservation>())
+        .with_annotations(annotations("Show the task", true, true)),
+        Tool::new_with_raw(
+            "add_and_execute_code_cell",
+            Some(
+                "Add a code cell at the end of the notebook and run it in the kernel. Variables, \
+                 imports and files persist between cells. Returns stdout, stderr, the cell's \
+                 value, images (as image content) and any error with its traceback; long output \
+                 is cut in the middle with a marker."
+                    .into(),
+            ),
+            input_schema::<CodeArgs>(),
+        )
+        .with_raw_output_schema(output_schema::<CellObservation>())
+        .with_annotations(
+            annotations("Add and run a code cell", false, false).destructive(true),
+        ),
+        Tool::new_with_raw(
+            "edit_and_execute_current_cell",
+            Some(
+                "Replace the code of the current (last added) cell and run it again, e.g. to fix \
+                 an error. The kernel keeps what earlier runs defined. Returns the same as \
+                 add_and_execute_code_cell."
+                    .into(),
+            ),
+            input_schema::<CodeArgs>(),
+        )
+        .with_raw_output_schema(output_schema::<CellObservation>())
+        .with_annotations(annotations("Edit and rerun the current cell", false, false).destructive(true)),
+        Tool::new_with_raw(
+            "execute_shell_command",
+            Some(
+                "Run a bash command in /home/user as its own process (no network). Returns its \
+                 stdout, its stderr and its exit code. /tmp is private to each command; keep \
+                 files in /home/user."
+                    .into(),
+            ),
+            input_schema::<ShellArgs>(),
+        )
+        .with_raw_output_schema(output_schema::<ShellObservation>())
+        .with_annotations(annotations("Run a shell command", false, false).destructive(true)),
+        Tool::new_with_raw(
+            "get_notebook_state",
+            Some(
+                "Show every cell so far with its output, and which cell is current. Images are \
+                 included only with include_images=true."
+                    .into(),
+            ),
+            input_schema::<NotebookArgs>(),
+        )
+        .with_raw_output_schema(output_schema::<NotebookObservation>())
+        .with_annotations(annotations("Show the notebook", true, true)),
+        Tool::new_with_raw(
+            "final_answer",
+            Some(
+                "Submit the final answer, in exactly the form the task asks for (e.g. only the \
+                 number). It is graded at once and the episode ends; there is one try."
+                    .into(),
+            ),
+            input_schema::<AnswerArgs>(),
+        )
+        .with_raw_output_schema(output_schema::<AnswerObservation>())
+        .with_annotations(annotations("Submit the final answer", false, false)),
+    ]
+}
+
+/// The Jupyter environment.
+#[derive(Debug)]
+pub struct Jupyter {
+    client: E2bClient,
+    tasks: Arc<JupyterTasks>,
+    tools: Vec<Tool>,
+    config: JupyterConfig,
+}
+
+impl Jupyter {
+    /// A Jupyter environment whose sandboxes come from `client`, with the built-in tasks.
+    pub fn new(client: E2bClient, config: JupyterConfig) -> Self {
+        Self::with_tasks(client, config, JupyterTasks::builtin())
+    }
+
+    /// A Jupyter environment with a task list of one's own.
+    pub fn with_tasks(client: E2bClient, config: JupyterConfig, tasks: JupyterTasks) -> Self {
+        Self {
+            client,
+            tasks: Arc::new(tasks),
+            tools: tools(),
+            config,
+        }
+    }
+
+    fn reward(&self, spec: &EpisodeSpec) -> Result<RewardConfig, StartError> {
+        let options: JupyterOptions =
+            serde_json::from_value(serde_json::Value::Object(spec.options.clone())).map_err(
+                |error| {
+                    StartError::InvalidOptions(format!(
+                        "invalid Jupyter options ({error}); allowed: {{\"reward\": \"sparse\"|\"shaped\", \"step_cost\": number, \"error_cost\": number}}"
+                    ))
+                },
+            )?;
+        for cost in [options.step_cost, options.error_cost]
+            .into_iter()
+            .flatten()
+        {
+            if !cost.is_finite() {
+                return Err(StartError::InvalidOptions(
+                    "step_cost and error_cost must be finite numbers".into(),
+                ));
+            }
+        }
+        Ok(RewardConfig::new(
+            options.reward.unwrap_or(self.config.reward),
+            options.step_cost.or(self.config.step_cost),
+            options.error_cost.or(self.config.error_cost),
+        ))
+    }
+
+    async fn start_episode(&self, spec: &EpisodeSpec) -> Result<JupyterEpisode, StartError> {
+        let reward = self.reward(spec)?;
+        let task = self.tasks.get(&spec.task).cloned().ok_or_else(|| {
+            StartError::InvalidOptions(format!("unknown Jupyter task {:?}", spec.task))
+        })?;
+        let sandbox = self
+            .client
+            .create(SANDBOX_LIFETIME)
+            .await
+            .map_err(|error| {
+                StartError::Unavailable(format!("cannot create a sandbox: {error}"))
+            })?;
+        if task.has_setup()
+            && let Err(message) = run_setup(&sandbox, &task).await
+        {
+            if let Err(error) = sandbox.kill().await {
+                tracing::warn!(%error, "cannot kill a sandbox whose setup failed");
+            }
+            return Err(StartError::Unavailable(message));
+        }
+        Ok(JupyterEpisode {
+            sandbox: Some(sandbox),
+            task,
+            reward: EpisodeReward::new(reward),
+            cells: Vec::new(),
+            shown: Vec::new(),
+            shell: Vec::new(),
+            current: None,
+            prompt_shown: false,
+            cell_timeout: self.config.cell_timeout,
+            refreshed: Instant::now(),
+        })
+    }
+}
+
+/// Runs the task's setup as its own process; `Err` with a sentence when it failed.
+async fn run_setup(sandbox: &Sandbox, task: &Task) -> Result<(), String> {
+    let program = task.setup_program(SANDBOX_HOME);
+    let output = sandbox
+        .run(
+            "python3",
+            &["-I", "-c", &program],
+            SANDBOX_HOME,
+            SETUP_TIMEOUT,
+        )
+        .await
+        .map_err(|error| format!("cannot run the task's setup: {error}"))?;
+    if output.exit_code == Some(0) {
+        Ok(())
+    } else {
+        tracing::warn!(task = task.id(), stderr = %output.stderr, "task setup failed");
+        Err(format!(
+            "the setup of task {} failed in the sandbox (exit {:?}{})",
+            task.id(),
+            output.exit_code,
+            output.error.map(|e| format!(", {e}")).unwrap_or_default()
+        ))
+    }
+}
+
+impl Environment for Jupyter {
+    fn name(&self) -> &'static str {
+        "jupyter"
+    }
+
+    fn instructions(&self) -> &str {
+        INSTRUCTIONS
+    }
+
+    fn tasks(&self) -> &TaskSet {
+        self.tasks.set()
+    }
+
+    fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    fn default_max_turns(&self) -> u32 {
+        DEFAULT_MAX_TURNS
+    }
+
+    fn start<'a>(
+        &'a self,
+        spec: &'a EpisodeSpec,
+    ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>> {
+        Box::pin(async move {
+            self.start_episode(spec)
+                .await
+                .map(|episode| Box::new(episode) as Box<dyn EpisodeState>)
+        })
+    }
+}
+
+/// One episode: its sandbox, the notebook so far, the reward account.
+pub struct JupyterEpisode {
+    sandbox: Option<Sandbox>,
+    task: Task,
+    reward: EpisodeReward,
+    cells: Vec<ExecutedCell>,
+    /// The text shown for each cell, for `get_notebook_state`.
+    shown: Vec<String>,
+    /// Whether each cell is a shell command.
+    shell: Vec<bool>,
+    current: Option<usize>,
+    prompt_shown: bool,
+    cell_timeout: Duration,
+    refreshed: Instant,
+}
+
+impl JupyterEpisode {
+    fn sandbox(&self) -> Result<&Sandbox, StepOutcome> {
+        self.sandbox
+            .as_ref()
+            .ok_or_else(|| StepOutcome::error("The sandbox is gone; start a new episode."))
+    }
+
+    /// Keeps the sandbox alive while the episode is used.
+    async fn refresh(&mut self) {
+        if self.refreshed.elapsed() < SANDBOX_LIFETIME / 4 {
+            return;
+        }
+        if let Some(sandbox) = &self.sandbox {
+            match sandbox.set_timeout(SANDBOX_LIFETIME).await {
+                Ok(()) => self.refreshed = Instant::now(),
+                Err(error) => tracing::warn!(%error, "cannot refresh a sandbox's lifetime"),
+            }
+        }
+    }
+
+    /// Puts the prompt above the first observation of the episode.
+    fn with_prompt(&mut self, mut outcome: StepOutcome) -> StepOutcome {
+        if !self.prompt_shown {
+            self.prompt_shown = true;
+            outcome.content.insert(
+                0,
+                ContentBlock::text(format!("Task: {}\n---", self.task.prompt())),
+            );
+        }
+        outcome
+    }
+
+    async fn run_cell(&mut self, code: String, replace: bool) -> StepOutcome {
+        if replace && self.current.is_none() {
+            return StepOutcome::error(
+                "There is no current cell to edit yet; add one with add_and_execute_code_cell(code).",
+            );
+        }
+        if code.trim().is_empty() {
+            return StepOutcome::error("The code is empty; pass the Python to run as \"code\".");
+        }
+        let sandbox = match self.sandbox() {
+            Ok(sandbox) => sandbox.clone(),
+            Err(outcome) => return outcome,
+        };
+        let execution = match sandbox.execute(&code, None, self.cell_timeout).await {
+            Ok(execution) => execution,
+            Err(error) => {
+                return StepOutcome::error(format!(
+                    "The kernel could not run the cell: {error}. Try again; if it persists, the sandbox is gone."
+                ));
+            }
+        };
+        let (content, structured) =
+            cell_observation(execution.execution_count, &execution.outputs, true);
+        let shown = content_text(&content);
+        let cell = ExecutedCell::code(code, execution.execution_count, execution.outputs);
+        match (replace, self.current) {
+            (true, Some(index)) => {
+                self.cells[index] = cell;
+                self.shown[index] = shown;
+            }
+            _ => {
+                self.cells.push(cell);
+                self.shown.push(shown);
+                self.shell.push(false);
+                self.current = Some(self.cells.len() - 1);
+            }
+        }
+        let rewards = self.reward.cell(execution.raised);
+        let mut outcome = StepOutcome {
+            content,
+            structured: serde_json::to_value(&structured).ok(),
+            ..StepOutcome::default()
+        };
+        outcome.rewards = rewards;
+        outcome
+    }
+
+    async fn run_shell(&mut self, command: String) -> StepOutcome {
+        if command.trim().is_empty() {
+            return StepOutcome::error(
+                "The command is empty; pass a bash command line as \"command\".",
+            );
+        }
+        let sandbox = match self.sandbox() {
+            Ok(sandbox) => sandbox.clone(),
+            Err(outcome) => return outcome,
+        };
+        let output = match sandbox
+            .run(
+                "/bin/bash",
+                &["-l", "-c", &command],
+                SANDBOX_HOME,
+                self.cell_timeout,
+            )
+            .await
+        {
+            Ok(output) => output,
+            Err(error) => {
+                return StepOutcome::error(format!("The command could not run: {error}."));
+            }
+        };
+        let observation = ShellObservation {
+            stdout: truncate(&output.stdout),
+            stderr: truncate(&output.stderr),
+            exit_code: output.exit_code,
+            error: output.error.clone(),
+        };
+        let text = shell_text(&observation);
+        let mut outputs = Vec::new();
+        if !output.stdout.is_empty() {
+            outputs.push(CellOutput::stdout(output.stdout));
+        }
+        if !output.stderr.is_empty() {
+            outputs.push(CellOutput::stderr(output.stderr));
+        }
+        self.cells
+            .push(ExecutedCell::shell(&command, None, outputs));
+        self.shown.push(text.clone());
+        self.shell.push(true);
+        let raised = output.exit_code != Some(0);
+        let mut outcome = StepOutcome::ok(text)
+            .with_structured(serde_json::to_value(&observation).unwrap_or_default());
+        outcome.rewards = self.reward.cell(raised);
+        outcome
+    }
+
+    fn notebook_state(&self, include_images: bool) -> StepOutcome {
+        let mut cells = Vec::new();
+        let mut content = Vec::new();
+        let mut text = String::new();
+        for (index, cell) in self.cells.iter().enumerate() {
+            let kind = if self.shell[index] { "shell" } else { "code" };
+            let marker = if self.current == Some(index) {
+                " (current)"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                "--- cell {index} [{kind}]{marker} ---\n{}\n--- output ---\n{}\n",
+                cell.source, self.shown[index]
+            ));
+            if include_images {
+                let (blocks, _) = cell_observation(cell.execution_count, &cell.outputs, true);
+                content.extend(blocks.into_iter().skip(1));
+            }
+            cells.push(NotebookCell {
+                index,
+                kind: kind.into(),
+                source: cell.source.clone(),
+                output: self.shown[index].clone(),
+            });
+        }
+        if cells.is_empty() {
+            text.push_str("The notebook is empty.");
+        }
+        content.insert(0, ContentBlock::text(truncate(&text)));
+        let observation = NotebookObservation {
+            cells,
+            current_cell: self.current,
+        };
+        StepOutcome {
+            content,
+            structured: serde_json::to_value(&observation).ok(),
+            ..StepOutcome::default()
+        }
+    }
+
+    async fn final_answer(&mut self, answer: String) -> StepOutcome {
+        let verdict = match self.task.grade(&answer, SANDBOX_HOME) {
+            Grading::Done(verdict) => verdict,
+            Grading::Check(program) => match self.sandbox() {
+                Ok(sandbox) => {
+                    let sandbox = sandbox.clone();
+                    run_check(&sandbox, &program).await
+                }
+                Err(_) => Verdict::Incorrect {
+                    reason: "the sandbox is gone, so the hidden check could not run".into(),
+                },
+            },
+        };
+        let correct = verdict.is_correct();
+        let message = match &verdict {
+            Verdict::Correct => "Correct. The episode is over.".to_owned(),
+            Verdict::Incorrect { reason } => {
+                format!("Incorrect: {reason}. The episode is over.")
+            }
+        };
+        let observation = AnswerObservation {
+            correct,
+            message: message.clone(),
+        };
+        StepOutcome::ok(message)
+            .with_structured(serde_json::to_value(&observation).unwrap_or_default())
+            .finish(self.reward.terminal(correct))
+    }
+}
+
+/// Kills what the agent runs in the sandbox (every kernel context and command), then runs the
+/// hidden check as its own process.
+async fn run_check(sandbox: &Sandbox, program: &crate::grading::CheckProgram) -> Verdict {
+    let failed = |what: String| {
+        tracing::warn!(%what, "hidden check could not run");
+        Verdict::Incorrect {
+            reason: "the hidden check could not run in the sandbox".into(),
+        }
+    };
+    match sandbox.contexts().await {
+        Ok(contexts) => {
+            for context in contexts {
+                if let Err(error) = sandbox.delete_context(&context.id).await {
+                    return failed(format!("cannot stop the kernel: {error}"));
+                }
+            }
+        }
+        Err(error) => return failed(format!("cannot list the kernels: {error}")),
+    }
+    match sandbox.processes().await {
+        Ok(pids) => {
+            for pid in pids {
+                if let Err(error) = sandbox.kill_process(pid).await {
+                    return failed(format!("cannot stop process {pid}: {error}"));
+                }
+            }
+        }
+        Err(error) => return failed(format!("cannot list the processes: {error}")),
+    }
+    match sandbox
+        .run(
+            "python3",
+            &["-I", "-c", program.source()],
+            SANDBOX_HOME,
+            SETUP_TIMEOUT,
+        )
+        .await
+    {
+        Ok(output) if output.error.is_none() => program.interpret(&output.stdout, output.exit_code),
+        Ok(output) => failed(output.error.unwrap_or_default()),
+        Err(error) => failed(error.to_string()),
+    }
+}
+
+fn content_text(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl EpisodeState for JupyterEpisode {
+    fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
+        Box::pin(async move {
+            self.refresh().await;
+            let outcome = match tool {
+                "get_task" => {
+                    self.prompt_shown = true;
+                    return StepOutcome::ok(self.task.prompt()).with_structured(json!({
+                        "id": self.task.id(),
+                        "prompt": self.task.prompt(),
+                    }));
+                }
+                "add_and_execute_code_cell" | "edit_and_execute_current_cell" => {
+                    match parse_arguments::<CodeArgs>(
+                        tool,
+                        arguments,
+                        r#"{"code": "print(1 + 1)"}"#,
+                    ) {
+                        Ok(args) => {
+                            self.run_cell(args.code, tool == "edit_and_execute_current_cell")
+                                .await
+                        }
+                        Err(outcome) => outcome,
+                    }
+                }
+                "execute_shell_command" => {
+                    match parse_arguments::<ShellArgs>(tool, arguments, r#"{"command": "ls -la"}"#)
+                    {
+                        Ok(args) => self.run_shell(args.command).await,
+                        Err(outcome) => outcome,
+                    }
+                }
+                "get_notebook_state" => {
+                    match parse_arguments::<NotebookArgs>(
+                        tool,
+                        arguments,
+                        r#"{"include_images": false}"#,
+                    ) {
+                        Ok(args) => self.notebook_state(args.include_images.unwrap_or(false)),
+                        Err(outcome) => outcome,
+                    }
+                }
+                "final_answer" => {
+                    match parse_arguments::<AnswerArgs>(tool, arguments, r#"{"answer": "42"}"#) {
+                        Ok(args) => self.final_answer(args.answer).await,
+                        Err(outcome) => outcome,
+                    }
+                }
+                other => StepOutcome::error(format!("Unknown tool {other}.")),
+            };
+            self.with_prompt(outcome)
+        })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+        let sandbox = self.sandbox;
+        Box::pin(async move {
+            if let Some(sandbox) = sandbox
+                && let Err(error) = sandbox.kill().await
+            {
+                tracing::warn!(%error, sandbox = sandbox.id(), "cannot kill an episode's sandbox");
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::e2b::E2bConfig;
+
+    fn jupyter() -> Jupyter {
+        let client = E2bClient::new(E2bConfig::single_url("http://127.0.0.1:1", None)).unwrap();
+        Jupyter::new(client, JupyterConfig::default())
+    }
+
+    fn spec(options: serde_json::Value) -> EpisodeSpec {
+        EpisodeSpec {
+            task: "jupyter-train-000".into(),
+            seed: 1,
+            options: options.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn options_choose_the_reward_or_explain_themselves() {
+        let env = jupyter();
+        let shaped = env.reward(&spec(json!({"reward": "shaped"}))).unwrap();
+        assert_eq!(shaped.mode, RewardMode::Shaped);
+        assert_eq!(shaped.step_cost, 0.01);
+        let custom = env.reward(&spec(json!({"step_cost": 0.5}))).unwrap();
+        assert_eq!(custom.mode, RewardMode::Sparse);
+        assert_eq!(custom.step_cost, 0.5);
+        let Err(StartError::InvalidOptions(message)) = env.reward(&spec(json!({"rewards": 1})))
+        else {
+            panic!("unknown options are refused");
+        };
+        assert!(message.contains("allowed"), "{message}");
+    }
+
+    #[test]
+    fn tools_are_annotated_and_self_contained() {
+        let env = jupyter();
+        let names: Vec<&str> = env.tools().iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            [
+                "get_task",
+                "add_and_execute_code_cell",
+                "edit_and_execute_current_cell",
+                "execute_shell_command",
+                "get_notebook_state",
+                "final_answer"
+            ]
+        );
+        for tool in env.tools() {
+            let schemas =
+                serde_json::to_string(&(&tool.input_schema, &tool.output_schema)).unwrap();
+            assert!(!schemas.contains("$ref"), "{}: {schemas}", tool.name);
+            let read_only = tool.annotations.as_ref().unwrap().read_only_hint;
+            let expected = matches!(tool.name.as_ref(), "get_task" | "get_notebook_state");
+            assert_eq!(read_only, Some(expected), "{}", tool.name);
+        }
+        // Nothing a tool publishes names a grader.
+        let all = serde_json::to_string(env.tools()).unwrap();
+        assert!(!all.contains("grader") && !all.contains("17758"));
+    }
+}

@@ -1,0 +1,394 @@
+//! The Jupyter environment through the real binary and rmcp's client, over stdio and HTTP,
+//! on real jailed kernels from the in-process sandbox service (`--sandbox local`).
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Value, json};
+
+/// Task: total revenue of the North region in sales.csv, rounded to 2 places (numeric grader).
+const TASK: &str = "jupyter-train-000";
+
+/// The agent-side computation of the task's answer, as a cell.
+const SOLVE: &str = "import csv\nrows = list(csv.DictReader(open('sales.csv')))\nprint(f\"{sum(int(r['units']) * float(r['unit_price']) for r in rows if r['region'] == 'North'):.2f}\")";
+
+fn args(value: Value) -> rmcp::model::JsonObject {
+    value.as_object().unwrap().clone()
+}
+
+async fn cell(client: &Client, code: &str) -> CallToolResult {
+    client
+        .call_tool(call(
+            "add_and_execute_code_cell",
+            args(json!({ "code": code })),
+        ))
+        .await
+        .expect("cell call")
+}
+
+async fn shell(client: &Client, command: &str) -> CallToolResult {
+    client
+        .call_tool(call(
+            "execute_shell_command",
+            args(json!({ "command": command })),
+        ))
+        .await
+        .expect("shell call")
+}
+
+async fn answer(client: &Client, answer: &str) -> CallToolResult {
+    client
+        .call_tool(call("final_answer", args(json!({ "answer": answer }))))
+        .await
+        .expect("final_answer call")
+}
+
+fn images(result: &CallToolResult) -> Vec<(String, String)> {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Image(image) => Some((image.data.clone(), image.mime_type.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn stdio_episode_runs_cells_and_pays_a_right_answer() {
+    let client = stdio_client(&["jupyter", "--task", TASK, "--cell-timeout", "30"]).await;
+    let tools: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    for name in [
+        "get_task",
+        "add_and_execute_code_cell",
+        "edit_and_execute_current_cell",
+        "execute_shell_command",
+        "get_notebook_state",
+        "final_answer",
+    ] {
+        assert!(tools.contains(&name.to_owned()), "{name} in {tools:?}");
+    }
+
+    // The first observation carries the task's prompt; the setup's file is there.
+    let first = shell(&client, "ls").await;
+    let listing = text(&first);
+    assert!(listing.starts_with("Task: "), "{listing}");
+    assert!(
+        listing.contains("sales.csv") && listing.contains("[exit code 0]"),
+        "{listing}"
+    );
+    let task = client
+        .call_tool(call("get_task", Default::default()))
+        .await
+        .unwrap();
+    assert!(text(&task).contains("North region"), "{}", text(&task));
+    assert!(!text(&task).contains("17758"), "no answer in the prompt");
+
+    // State persists across cells; an empty cell says so.
+    assert_eq!(text(&cell(&client, "x = 21").await), "(no output)");
+    let doubled = cell(&client, "print(x * 2)").await;
+    assert_eq!(text(&doubled), "42");
+    assert_eq!(
+        doubled.structured_content.as_ref().unwrap()["stdout"],
+        "42\n"
+    );
+
+    // stderr is shown, and marked.
+    let warned = cell(
+        &client,
+        "import sys\nprint('fine')\nprint('oops', file=sys.stderr)",
+    )
+    .await;
+    assert_eq!(text(&warned), "fine\n[stderr]\noops");
+
+    // An exception: name, message and a traceback without colour codes.
+    let raised = cell(&client, "def f():\n    return 1 / 0\nf()").await;
+    let shown = text(&raised);
+    assert!(
+        !is_error(&raised),
+        "a raising cell is an observation, not a refused call"
+    );
+    assert!(
+        shown.contains("ZeroDivisionError: division by zero"),
+        "{shown}"
+    );
+    assert!(shown.contains("return 1 / 0"), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    assert_eq!(
+        raised.structured_content.as_ref().unwrap()["error"]["name"],
+        "ZeroDivisionError"
+    );
+
+    // The current cell can be fixed in place.
+    let fixed = client
+        .call_tool(call(
+            "edit_and_execute_current_cell",
+            args(json!({"code": "def f():\n    return 7\nf()"})),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(text(&fixed), "7");
+
+    // Shell: stdout, stderr and the exit code.
+    let failed = shell(&client, "echo out; echo err >&2; exit 3").await;
+    assert_eq!(text(&failed), "out\n[stderr]\nerr\n[exit code 3]");
+    assert_eq!(failed.structured_content.as_ref().unwrap()["exit_code"], 3);
+
+    // A plot comes back as a PNG image beside a short text.
+    let plot = cell(
+        &client,
+        "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()",
+    )
+    .await;
+    let pictures = images(&plot);
+    assert_eq!(pictures.len(), 1, "{plot:?}");
+    assert_eq!(pictures[0].1, "image/png");
+    assert!(
+        pictures[0].0.starts_with("iVBORw0KGgo"),
+        "PNG magic in base64"
+    );
+    assert!(text(&plot).contains("1 image(s)"), "{}", text(&plot));
+
+    // Long output is cut, with a marker saying how much.
+    let long = cell(&client, "print('a' * 20000)").await;
+    let shown = text(&long);
+    assert!(shown.contains("characters cut ...]"), "{}", &shown[..100]);
+    assert!(shown.len() < 9_000, "{}", shown.len());
+
+    // The notebook lists every cell; the edited one replaced its original.
+    let notebook = client
+        .call_tool(call("get_notebook_state", Default::default()))
+        .await
+        .unwrap();
+    let cells = notebook.structured_content.as_ref().unwrap()["cells"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(cells, 8, "{}", text(&notebook));
+
+    // The agent computes the answer in the kernel, then submits it.
+    let solved = cell(&client, SOLVE).await;
+    let value = text(&solved);
+    let paid = answer(&client, &value).await;
+    let s = step(&paid);
+    assert_eq!(s["done"], true, "{s}");
+    assert_eq!(s["reward"], 1.0, "{s}");
+    assert_eq!(s["reward_components"]["correct"], 1.0, "{s}");
+    assert_eq!(paid.structured_content.as_ref().unwrap()["correct"], true);
+
+    // The episode is over: further calls are refused and pay nothing.
+    let after = cell(&client, "1 + 1").await;
+    assert!(is_error(&after), "{after:?}");
+    assert_eq!(step(&after)["reward"], 0.0);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn http_wrong_answer_pays_nothing_and_episodes_are_isolated() {
+    let server = HttpServer::start(&["jupyter", "--task", TASK]);
+    let a = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let b = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let client_a = server.legacy_client(&format!("/episodes/{a}/mcp")).await;
+    let client_b = server.legacy_client(&format!("/episodes/{b}/mcp")).await;
+
+    // Both episodes work at once; neither sees the other's variables or files.
+    let (wa, wb) = tokio::join!(
+        cell(
+            &client_a,
+            "secret = 'from-a'\nopen('/home/user/a.txt', 'w').write('a')"
+        ),
+        cell(
+            &client_b,
+            "secret_b = 'from-b'\nopen('/home/user/b.txt', 'w').write('b')"
+        ),
+    );
+    assert!(!is_error(&wa) && !is_error(&wb));
+    let seen_by_b = cell(
+        &client_b,
+        "import os\nprint('secret' in globals(), os.path.exists('/home/user/a.txt'), os.path.exists('/home/user/b.txt'))",
+    )
+    .await;
+    assert!(
+        text(&seen_by_b).ends_with("False False True"),
+        "{}",
+        text(&seen_by_b)
+    );
+    let seen_by_a = shell(&client_a, "ls /home/user").await;
+    assert!(text(&seen_by_a).contains("a.txt") && !text(&seen_by_a).contains("b.txt"));
+
+    // A wrong answer pays 0 and ends the episode.
+    let wrong = answer(&client_a, "1").await;
+    let s = step(&wrong);
+    assert_eq!(s["done"], true, "{s}");
+    assert_eq!(s["reward_components"]["correct"], 0.0, "{s}");
+    assert!(text(&wrong).contains("Incorrect"), "{}", text(&wrong));
+    assert!(!text(&wrong).contains("17758"), "no answer revealed");
+    let status = server.status(&a).await;
+    assert_eq!(status["done"], true);
+    assert_eq!(status["return"], 0.0);
+    // B goes on untouched.
+    let still = cell(&client_b, "print(secret_b)").await;
+    assert_eq!(text(&still), "from-b");
+    client_a.cancel().await.unwrap();
+    client_b.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn deleting_an_episode_kills_its_sandbox() {
+    let server = HttpServer::start(&["jupyter", "--task", TASK]);
+    let id = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let client = server.legacy_client(&format!("/episodes/{id}/mcp")).await;
+    // A marker file in the sandbox's home, which lives on the host under the service's folder.
+    let marker = format!("marker-{}", std::process::id());
+    let wrote = cell(&client, &format!("open('{marker}', 'w').write('x')")).await;
+    assert!(!is_error(&wrote));
+    let root = std::env::temp_dir().join(format!("mcpgym-sandbox-{}", server.pid()));
+    assert!(find(&root, &marker), "the marker under {}", root.display());
+
+    let deleted = http()
+        .delete(server.url(&format!("/episodes/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let mut gone = false;
+    for _ in 0..100 {
+        if !find(&root, &marker) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the sandbox's home outlived its episode");
+    // A new episode still works.
+    let fresh = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let other = server
+        .legacy_client(&format!("/episodes/{fresh}/mcp"))
+        .await;
+    let first = text(&cell(&other, "print(6 * 7)").await);
+    assert!(
+        first.starts_with("Task: ") && first.ends_with("\n---\n42"),
+        "{first}"
+    );
+    other.cancel().await.unwrap();
+    let _ = client.cancel().await;
+}
+
+/// Whether a file named `name` exists anywhere below `dir`.
+fn find(dir: &std::path::Path, name: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        if entry.file_name() == name {
+            return true;
+        }
+        entry
+            .file_type()
+            .is_ok_and(|t| t.is_dir() && !t.is_symlink())
+            && find(&path, name)
+    })
+}
+
+/// Task: write people.csv from people.json (graded by a hidden check run in the sandbox).
+const CHECK_TASK: &str = "jupyter-train-029";
+
+#[tokio::test]
+async fn hidden_checks_grade_the_files_the_agent_wrote() {
+    let server = HttpServer::start(&["jupyter", "--task", CHECK_TASK]);
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let id = server
+            .create(json!({"env": "jupyter", "task": CHECK_TASK}))
+            .await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        clients.push(server.legacy_client(&format!("/episodes/{id}/mcp")).await);
+    }
+    // One episode writes the file and says where; the other only says so.
+    let wrote = cell(
+        &clients[0],
+        "import csv, json\nwith open('people.csv', 'w', newline='') as f:\n    w = csv.writer(f)\n    w.writerow(['name', 'age', 'city'])\n    for p in json.load(open('people.json')):\n        w.writerow([p['name'], p['age'], p['city']])",
+    )
+    .await;
+    assert!(
+        !is_error(&wrote) && text(&wrote).ends_with("(no output)"),
+        "{}",
+        text(&wrote)
+    );
+    let right = answer(&clients[0], "/home/user/people.csv").await;
+    assert_eq!(
+        step(&right)["reward_components"]["correct"],
+        1.0,
+        "{}",
+        text(&right)
+    );
+    assert_eq!(step(&right)["done"], true);
+    let claimed = answer(&clients[1], "/home/user/people.csv").await;
+    assert_eq!(
+        step(&claimed)["reward_components"]["correct"],
+        0.0,
+        "{}",
+        text(&claimed)
+    );
+    assert!(text(&claimed).contains("Incorrect"), "{}", text(&claimed));
+    for client in clients {
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_cell_past_its_timeout_is_interrupted_and_the_next_runs() {
+    let client = stdio_client(&["jupyter", "--task", TASK, "--cell-timeout", "2"]).await;
+    let _ = cell(&client, "kept = 5").await;
+    let started = std::time::Instant::now();
+    let slow = cell(
+        &client,
+        "import time\nprint('start', flush=True)\ntime.sleep(60)",
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let shown = text(&slow);
+    assert!(
+        shown.contains("TimeoutError") && shown.contains("2 s"),
+        "{shown}"
+    );
+    let next = cell(&client, "print(kept + 1)").await;
+    assert_eq!(text(&next), "6");
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn unreachable_sandbox_urls_are_refused_at_start() {
+    let said = start_fails(&["jupyter", "--sandbox", "https://sandboxes.example"]);
+    assert!(said.contains("no TLS support"), "{said}");
+    let said = start_fails(&["jupyter", "--sandbox", "nonsense"]);
+    assert!(said.contains("http://HOST:PORT"), "{said}");
+}
