@@ -241,8 +241,17 @@ async fn serve_hosts_environments_by_name() {
         body["error"]
             .as_str()
             .unwrap()
-            .contains("unknown environment \"chess\"; this server hosts: wordle")
+            .contains("unknown environment \"chess\"; this server hosts: jupyter, wordle")
     );
+    // Every environment is there, each behind its own MCP endpoint.
+    let jupyter = server
+        .create(json!({"env": "jupyter", "task": "jupyter-train-000"}))
+        .await;
+    assert_eq!(jupyter["env"], "jupyter");
+    let notebook = server.legacy_client("/jupyter/mcp").await;
+    let tools = notebook.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "add_and_execute_code_cell"));
+    notebook.cancel().await.unwrap();
     client.cancel().await.unwrap();
 }
 

@@ -158,7 +158,18 @@ impl HttpServer {
 }
 
 impl Drop for HttpServer {
+    /// Stops the server as an operator would (SIGTERM), so it kills its sandboxes and removes
+    /// its folders; SIGKILL only if it has not exited within five seconds.
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..500 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -142,18 +142,23 @@ fn main() -> anyhow::Result<()> {
             sandbox_pool,
         } => run_jupyter(transport, common, jupyter, &sandbox, sandbox_pool),
         Command::Serve { http, common } => {
-            let envs: Vec<Arc<dyn Environment>> =
-                vec![Arc::new(Wordle::new(WordleConfig::default()))];
+            let sandbox = LocalSandbox::start(2, JupyterConfig::default().cell_timeout.as_secs())?;
+            let envs: Vec<Arc<dyn Environment>> = vec![
+                Arc::new(Wordle::new(WordleConfig::default())),
+                Arc::new(Jupyter::new(sandbox.client()?, JupyterConfig::default())),
+            ];
             let hub = Hub::new(envs, common.hub_settings()).context("cannot start")?;
             let options = HttpOptions {
                 mount_root_mcp: false,
                 ..common.http_options()
             };
-            current_thread()?.block_on(async {
+            let served = current_thread()?.block_on(async {
                 serve(hub, http, options, shutdown_signal())
                     .await
                     .map_err(anyhow::Error::from)
-            })
+            });
+            sandbox.stop();
+            served
         }
         Command::Sandbox(args) => run_sandbox(args),
         Command::Bench { target } => bench::run(target),
@@ -207,23 +212,46 @@ fn run_jupyter(
         )),
     };
     let Some(e2b) = e2b else {
+        let sandbox = LocalSandbox::start(pool, args.cell_timeout)?;
+        let env: Arc<dyn Environment> = Arc::new(Jupyter::new(sandbox.client()?, config));
+        let result = run_env(env, transport, common);
+        sandbox.stop();
+        return result;
+    };
+    let client = E2bClient::new(e2b)?;
+    let env: Arc<dyn Environment> = Arc::new(Jupyter::new(client, config));
+    run_env(env, transport, common)
+}
+
+/// The sandbox service running inside this process on a loopback port, on a multi-thread
+/// runtime of its own (so it keeps serving whichever runtime the MCP side uses). The Jupyter
+/// environment gets only its URL.
+struct LocalSandbox {
+    runtime: tokio::runtime::Runtime,
+    url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    service: tokio::task::JoinHandle<Result<(), mcpgym_sandbox::service::ServeError>>,
+}
+
+impl LocalSandbox {
+    fn start(pool: usize, cell_timeout: u64) -> anyhow::Result<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("sandbox")
             .enable_all()
             .build()?;
-        let service_config = ServiceConfig {
+        let config = ServiceConfig {
             pool_size: pool,
             // The client stops waiting at --cell-timeout and drops the request, which makes
             // the service interrupt the cell or kill the command. The service's own deadline
             // is only a backstop, late enough for task setups and hidden checks (120 s).
-            execution_timeout: std::time::Duration::from_secs(args.cell_timeout.max(120) + 5),
+            execution_timeout: std::time::Duration::from_secs(cell_timeout.max(120) + 5),
             ..ServiceConfig::default()
         };
         let listening = runtime
             .block_on(mcpgym_sandbox::service::Listening::bind(
                 ([127, 0, 0, 1], 0).into(),
-                service_config,
+                config,
             ))
             .context("cannot start the local sandbox service")?;
         let url = format!("http://{}", listening.local_addr());
@@ -231,21 +259,30 @@ fn run_jupyter(
         let service = runtime.spawn(listening.serve(async move {
             let _ = stopped.await;
         }));
-        let client = E2bClient::new(E2bConfig::single_url(url, None))?;
-        let env: Arc<dyn Environment> = Arc::new(Jupyter::new(client, config));
-        let result = run_env(env, transport, common);
-        // Kill every sandbox and remove the service's folder before exiting.
-        let _ = stop.send(());
-        match runtime.block_on(service) {
+        Ok(Self {
+            runtime,
+            url,
+            stop,
+            service,
+        })
+    }
+
+    fn client(&self) -> anyhow::Result<E2bClient> {
+        Ok(E2bClient::new(E2bConfig::single_url(
+            self.url.clone(),
+            None,
+        ))?)
+    }
+
+    /// Kills every sandbox and removes the service's folder.
+    fn stop(self) {
+        let _ = self.stop.send(());
+        match self.runtime.block_on(self.service) {
             Ok(Err(error)) => tracing::warn!(%error, "the local sandbox service failed"),
             Err(error) => tracing::warn!(%error, "the local sandbox service panicked"),
             Ok(Ok(())) => {}
         }
-        return result;
-    };
-    let client = E2bClient::new(e2b)?;
-    let env: Arc<dyn Environment> = Arc::new(Jupyter::new(client, config));
-    run_env(env, transport, common)
+    }
 }
 
 /// Serves the sandbox service until Ctrl-C or SIGTERM, then kills every sandbox.
