@@ -10,13 +10,43 @@ fn manifest(path: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
 }
 
+/// RL-Factory's `.pydata` is a Python literal: read it the way RL-Factory does.
+fn pydata(path: &str) -> Value {
+    let file = format!("{}/../../manifests/{path}", env!("CARGO_MANIFEST_DIR"));
+    let output = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ast, json, sys; print(json.dumps(ast.literal_eval(open(sys.argv[1]).read())))",
+            &file,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 #[tokio::test]
 async fn stdio_entries_start_a_working_server() {
-    for path in [
-        "claude-code/.mcp.json",
-        "claude-desktop/claude_desktop_config.json",
-    ] {
-        let config = manifest(path);
+    let configs = [
+        ("claude-code/.mcp.json", manifest("claude-code/.mcp.json")),
+        (
+            "claude-desktop/claude_desktop_config.json",
+            manifest("claude-desktop/claude_desktop_config.json"),
+        ),
+        (
+            "qwen-agent/mcpgym_tools.json",
+            manifest("qwen-agent/mcpgym_tools.json"),
+        ),
+        (
+            "rl-factory/mcpgym.pydata",
+            pydata("rl-factory/mcpgym.pydata")[0].clone(),
+        ),
+    ];
+    for (path, config) in configs {
         let servers = config["mcpServers"].as_object().unwrap();
         let stdio: Vec<_> = servers
             .values()
@@ -32,7 +62,12 @@ async fn stdio_entries_start_a_working_server() {
                 .collect();
             let client = stdio_client(&args).await;
             let tools = client.list_all_tools().await.unwrap();
-            assert!(tools.iter().any(|t| t.name == "guess"), "{path}");
+            let expected = if args[0] == "wordle" {
+                "guess"
+            } else {
+                "final_answer"
+            };
+            assert!(tools.iter().any(|t| t.name == expected), "{path} {args:?}");
             client.cancel().await.unwrap();
         }
     }
@@ -50,4 +85,29 @@ async fn http_entry_points_at_the_mcp_endpoint() {
     let client = server.legacy_client("/mcp").await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
     client.cancel().await.unwrap();
+}
+
+#[test]
+fn http_entries_use_streamable_http() {
+    let rl_factory = pydata("rl-factory/mcpgym.pydata");
+    let entry = &rl_factory[0]["mcpServers"]["jupyter-http"];
+    // A bare url would be taken as legacy SSE.
+    assert_eq!(entry["type"], "streamable-http");
+    assert!(entry["url"].as_str().unwrap().ends_with("/mcp"));
+
+    let verl = manifest("verl/mcp_server.json");
+    for server in verl["mcpServers"].as_object().unwrap().values() {
+        assert_eq!(server["transport"], "http");
+        assert!(server["url"].as_str().unwrap().ends_with("/mcp"));
+        assert!(server.get("auth_token").is_none());
+    }
+    let tools = std::fs::read_to_string(format!(
+        "{}/../../manifests/verl/mcpgym_tools.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    assert!(tools.contains("mcp_servers_config_path: ./mcp_server.json"));
+    for tool in ["add_and_execute_code_cell", "final_answer", "guess"] {
+        assert!(tools.contains(&format!("- {tool}")), "{tool}");
+    }
 }
