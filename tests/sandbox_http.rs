@@ -1,70 +1,18 @@
 //! `mcpgym sandbox` through its HTTP API, as E2B clients use it: real jails, real kernels, one
 //! server for the whole file (kernels are the expensive part on two cores).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use common::{BIN, HttpServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcpgym");
 /// The server-side deadline per execution this file runs with: above the 5 s keepalive.
 const DEADLINE_SECS: u64 = 6;
-
-/// `mcpgym sandbox` on a loopback port; stopped with SIGTERM (so it cleans up) when dropped.
-struct Service {
-    child: Child,
-    base: String,
-}
-
-impl Service {
-    fn start(args: &[&str]) -> Service {
-        let mut child = Command::new(BIN)
-            .args(["sandbox", "--http", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mcpgym sandbox");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let base = loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(url) = line.strip_prefix("mcpgym: listening on ") {
-                        break url.to_owned();
-                    }
-                }
-                _ => panic!("mcpgym sandbox exited before listening: {:?}", child.wait()),
-            }
-        };
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                eprintln!("[server] {line}");
-            }
-        });
-        Service { child, base }
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        for _ in 0..100 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A client for one sandbox (or the control plane when `id` is empty).
 #[derive(Clone)]
@@ -231,7 +179,8 @@ async fn command(client: &Client, id: &str, cmd: &str, envs: Value) -> (String, 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sandbox_service_speaks_e2b() {
-    let service = Service::start(&[
+    let service = HttpServer::start(&[
+        "sandbox",
         "--pool",
         "2",
         "--execution-timeout",
@@ -1096,7 +1045,15 @@ async fn a_token_guards_the_service_and_limits_hold() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--token"));
 
-    let service = Service::start(&["--pool", "0", "--max-sandboxes", "1", "--token", "sekrit"]);
+    let service = HttpServer::start(&[
+        "sandbox",
+        "--pool",
+        "0",
+        "--max-sandboxes",
+        "1",
+        "--token",
+        "sekrit",
+    ]);
     let client = Client::new(&service.base);
     let health = client
         .http
