@@ -208,6 +208,21 @@ async fn bad_requests_get_a_sentence() {
     let (status, message) = error_of(tasks).await;
     assert_eq!(status, 400);
     assert!(message.contains("split=train"), "{message}");
+    let episode = server.create(json!({})).await;
+    let export = http()
+        .get(server.url(&format!(
+            "/episodes/{}/notebook",
+            episode["id"].as_str().unwrap()
+        )))
+        .send()
+        .await
+        .unwrap();
+    let (status, message) = error_of(export).await;
+    assert_eq!(status, 404);
+    assert!(
+        message.contains("wordle episodes export: nothing"),
+        "{message}"
+    );
     let healthy = http().get(server.url("/healthz")).send().await.unwrap();
     assert_eq!(healthy.status(), 200);
 }

@@ -392,3 +392,85 @@ fn unreachable_sandbox_urls_are_refused_at_start() {
     let said = start_fails(&["jupyter", "--sandbox", "nonsense"]);
     assert!(said.contains("http://HOST:PORT"), "{said}");
 }
+
+#[tokio::test]
+async fn the_episode_exports_a_valid_notebook() {
+    let server = HttpServer::start(&["jupyter", "--task", TASK]);
+    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let client = server
+        .legacy_client(created["mcp_url"].as_str().unwrap())
+        .await;
+    cell(&client, "x = 6 * 7\nprint('hello')\nx").await;
+    cell(&client, "1 / 0").await;
+    shell(&client, "echo from-shell").await;
+    client.cancel().await.unwrap();
+
+    let response = http()
+        .get(server.url(&format!("/episodes/{id}/notebook")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/x-ipynb+json"
+    );
+    let body = response.text().await.unwrap();
+    let notebook: Value = serde_json::from_str(&body).unwrap();
+    mcpgym_jupyter::notebook::validate(&notebook).unwrap();
+    assert_eq!(notebook["nbformat"], 4);
+    let cells = notebook["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4, "the task, two cells and a shell command");
+    assert_eq!(cells[0]["cell_type"], "markdown");
+    assert!(cells[0]["source"].to_string().contains(TASK));
+    assert!(cells[1]["source"].to_string().contains("x = 6 * 7"));
+    let outputs = cells[1]["outputs"].to_string();
+    assert!(
+        outputs.contains("hello") && outputs.contains("42"),
+        "{outputs}"
+    );
+    assert_eq!(cells[2]["outputs"][0]["output_type"], "error");
+    assert_eq!(cells[2]["outputs"][0]["ename"], "ZeroDivisionError");
+    assert!(cells[3]["source"].to_string().contains("!echo from-shell"));
+
+    // Jupyter's own validator agrees (python3-nbformat, installed by .ci/setup).
+    let mut validator = std::process::Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            "import nbformat, sys; nbformat.validate(nbformat.reads(sys.stdin.read(), as_version=4))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    validator
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let checked = validator.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+
+    // Other names and other environments' episodes have nothing to export.
+    let missing = http()
+        .get(server.url(&format!("/episodes/{id}/slides")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    let body: Value = missing.json().await.unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("jupyter episodes export: notebook"),
+        "{body}"
+    );
+}

@@ -61,6 +61,11 @@ pub trait Environment: Send + Sync + 'static {
     /// The turn limit when `--max-turns` is not given.
     fn default_max_turns(&self) -> u32;
 
+    /// The names of the documents its episodes export (see [`EpisodeState::export`]).
+    fn exports(&self) -> &[&'static str] {
+        &[]
+    }
+
     /// Whether tool calls may send progress notifications (a sandbox starting, a long cell).
     /// When they may, a stateless call that asks for progress is answered as an event stream.
     fn reports_progress(&self) -> bool {
@@ -92,6 +97,13 @@ pub trait EpisodeState: Send + 'static {
         None
     }
 
+    /// A document the episode offers on the control plane at `GET /episodes/{id}/{name}`
+    /// (e.g. `notebook`), or `None` when it has no such document.
+    fn export(&self, name: &str) -> Option<Export> {
+        let _ = name;
+        None
+    }
+
     /// The error every call gets once the episode is done.
     fn over_message(&self) -> &str {
         "The episode is over; start a new episode."
@@ -102,6 +114,15 @@ pub trait EpisodeState: Send + 'static {
     fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
+}
+
+/// A document an episode exports (a notebook, a screenshot archive).
+#[derive(Debug, Clone)]
+pub struct Export {
+    /// Its media type, e.g. `application/x-ipynb+json`.
+    pub content_type: &'static str,
+    /// Its bytes.
+    pub body: Vec<u8>,
 }
 
 /// What a tool call did: the observation, the rewards it earned, and whether it ended the

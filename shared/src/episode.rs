@@ -284,6 +284,11 @@ impl Episode {
         }
     }
 
+    /// A document the episode's environment exports, if it has one by that name.
+    pub fn export(&self, name: &str) -> Option<crate::env::Export> {
+        self.state.as_ref()?.export(name)
+    }
+
     /// The trajectory as JSON Lines (each record ends with a newline).
     pub fn trajectory_jsonl(&self) -> String {
         let mut out = String::new();

@@ -8,6 +8,7 @@
 //! | `POST /episodes` | start an episode |
 //! | `GET /episodes/{id}` | its state; `answer` and the like once done |
 //! | `GET /episodes/{id}/trajectory` | its trajectory as JSON Lines |
+//! | `GET /episodes/{id}/{document}` | a document the episode exports (e.g. `notebook`) |
 //! | `DELETE /episodes/{id}` | close it |
 //! | `GET /tasks?env=&split=` | task ids |
 //! | `GET /healthz`, `GET /metrics` | health, Prometheus metrics |
@@ -81,7 +82,7 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 
 fn hub_error(error: HubError) -> Response {
     let status = match &error {
-        HubError::UnknownEpisode(_) => StatusCode::NOT_FOUND,
+        HubError::UnknownEpisode(_) | HubError::NoExport { .. } => StatusCode::NOT_FOUND,
         HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
             StatusCode::SERVICE_UNAVAILABLE
         }
@@ -109,6 +110,7 @@ pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
         .route("/episodes", axum::routing::post(create_episode))
         .route("/episodes/{id}", get(episode_status).delete(delete_episode))
         .route("/episodes/{id}/trajectory", get(episode_trajectory))
+        .route("/episodes/{id}/{document}", get(episode_export))
         .route("/tasks", get(tasks))
         .layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT));
 
@@ -415,6 +417,16 @@ async fn episode_status(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> 
 async fn episode_trajectory(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
     match hub.trajectory(&id).await {
         Ok(lines) => ([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+async fn episode_export(
+    State(hub): State<Arc<Hub>>,
+    Path((id, document)): Path<(String, String)>,
+) -> Response {
+    match hub.export(&id, &document).await {
+        Ok(export) => ([(header::CONTENT_TYPE, export.content_type)], export.body).into_response(),
         Err(error) => hub_error(error),
     }
 }

@@ -131,6 +131,18 @@ pub enum HubError {
         "unknown episode {0:?}: it never existed, was deleted, or was closed after being idle; start one with POST /episodes"
     )]
     UnknownEpisode(String),
+    /// The episode's environment exports no document by that name.
+    #[error("episode {id:?} has no {name:?} to export; {env} episodes export: {offered}")]
+    NoExport {
+        /// The episode.
+        id: String,
+        /// Its environment.
+        env: &'static str,
+        /// The name asked for.
+        name: String,
+        /// What it does export.
+        offered: String,
+    },
     /// The store is full.
     #[error(
         "the server already holds its maximum of {0} episodes; delete finished ones with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise --max-episodes"
@@ -378,6 +390,21 @@ impl Hub {
             return Ok(text);
         }
         Err(HubError::UnknownEpisode(id.to_owned()))
+    }
+
+    /// A document the episode exports (`GET /episodes/{id}/{name}`).
+    pub async fn export(&self, id: &str, name: &str) -> Result<crate::env::Export, HubError> {
+        let slot = self.episode(id)?;
+        let episode = slot.episode.lock().await;
+        episode.export(name).ok_or_else(|| HubError::NoExport {
+            id: id.to_owned(),
+            env: slot.env.name(),
+            name: name.to_owned(),
+            offered: match slot.env.exports() {
+                [] => "nothing".to_owned(),
+                names => names.join(", "),
+            },
+        })
     }
 
     /// Closes an episode and releases everything it holds.

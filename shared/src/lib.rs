@@ -28,7 +28,7 @@ pub mod store;
 pub mod task;
 pub mod trajectory;
 
-pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, StepOutcome};
+pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
 pub use hub::{Hub, HubError, HubSettings};
 pub use reward::Reward;
 pub use task::{Split, TaskSet};

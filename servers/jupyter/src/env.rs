@@ -24,7 +24,7 @@ use serde_json::json;
 use mcpgym_shared::env::parse_arguments;
 use mcpgym_shared::schema::{input_schema, no_arguments, output_schema};
 use mcpgym_shared::{
-    BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, StepOutcome, TaskSet,
+    BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome, TaskSet,
 };
 
 use crate::e2b::{E2bClient, Sandbox};
@@ -397,6 +397,10 @@ impl Environment for Jupyter {
         &self.tools
     }
 
+    fn exports(&self) -> &[&'static str] {
+        &["notebook"]
+    }
+
     fn default_max_turns(&self) -> u32 {
         DEFAULT_MAX_TURNS
     }
@@ -680,7 +684,30 @@ fn content_text(content: &[ContentBlock]) -> String {
         .join("\n")
 }
 
+impl JupyterEpisode {
+    /// The episode as a Jupyter notebook: the task as a markdown cell, then every cell run.
+    fn notebook(&self) -> serde_json::Value {
+        let mut cells = Vec::with_capacity(self.cells.len() + 1);
+        cells.push(ExecutedCell::markdown(format!(
+            "**Task `{}`**\n\n{}",
+            self.task.id(),
+            self.task.prompt()
+        )));
+        cells.extend(self.cells.iter().cloned());
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("task".into(), self.task.id().into());
+        crate::notebook::build_notebook(&cells, metadata)
+    }
+}
+
 impl EpisodeState for JupyterEpisode {
+    fn export(&self, name: &str) -> Option<Export> {
+        (name == "notebook").then(|| Export {
+            content_type: "application/x-ipynb+json",
+            body: serde_json::to_vec_pretty(&self.notebook()).unwrap_or_default(),
+        })
+    }
+
     fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
         Box::pin(async move {
             self.refresh().await;
