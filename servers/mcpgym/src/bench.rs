@@ -23,6 +23,26 @@ pub enum BenchTarget {
     /// Wordle: guess calls over HTTP with many concurrent episodes, calls over stdio, and the
     /// memory of idle episodes.
     Wordle(WordleBench),
+    /// Jupyter: sandbox ready from the warm pool, `1+1` through MCP, executions per second with
+    /// several episodes, and memory per idle sandbox.
+    Jupyter(JupyterBench),
+}
+
+/// Jupyter benchmark settings.
+#[derive(Debug, clap::Args)]
+pub struct JupyterBench {
+    /// Sandboxes created from a full warm pool (the pool is this large).
+    #[arg(long, default_value_t = 8)]
+    pub creates: usize,
+    /// `1+1` cells run one after another through MCP.
+    #[arg(long, default_value_t = 50)]
+    pub cells: usize,
+    /// Episodes running cells at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Seconds of concurrent execution.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
 }
 
 /// Wordle benchmark settings.
@@ -68,6 +88,7 @@ pub enum Phase {
 /// Runs a benchmark.
 pub fn run(target: BenchTarget) -> anyhow::Result<()> {
     match target {
+        BenchTarget::Jupyter(bench) => run_jupyter(bench),
         BenchTarget::Wordle(bench) => {
             // One thread: the load generator should leave the other core to the server.
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -95,6 +116,209 @@ pub fn run(target: BenchTarget) -> anyhow::Result<()> {
     }
 }
 
+/// Runs the Jupyter benchmark phases.
+fn run_jupyter(bench: JupyterBench) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        sandbox_phase(bench.creates).await?;
+        jupyter_phase(
+            bench.cells,
+            bench.concurrency,
+            Duration::from_secs(bench.seconds),
+        )
+        .await
+    })
+}
+
+/// Resident memory (KiB) of a process and all its descendants.
+fn tree_rss_kib(root: u32) -> u64 {
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let mut rss: std::collections::HashMap<u32, u64> = Default::default();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        };
+        if let Some(parent) = field("PPid:") {
+            children.entry(parent as u32).or_default().push(pid);
+        }
+        rss.insert(pid, field("VmRSS:").unwrap_or(0));
+    }
+    let mut total = 0;
+    let mut stack = vec![root];
+    while let Some(pid) = stack.pop() {
+        total += rss.get(&pid).copied().unwrap_or(0);
+        stack.extend(children.get(&pid).into_iter().flatten());
+    }
+    total
+}
+
+/// Sandbox creation from a full warm pool, and memory per idle sandbox.
+async fn sandbox_phase(creates: usize) -> anyhow::Result<()> {
+    let pool = creates.to_string();
+    let server = Server::start("sandbox", &["--pool", &pool, "--max-sandboxes", "1000"])?;
+    let mut connection = Connection::open(&server.base).await?;
+    // Wait until the pool is full, so every create below is served from it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, body) = connection
+            .send(Method::GET, "/health", None, Bytes::new())
+            .await?;
+        let health: serde_json::Value = serde_json::from_slice(&body)?;
+        if health["warmKernels"].as_u64().unwrap_or(0) as usize >= creates {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("the warm pool did not fill in two minutes: {health}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let pid = server
+        .child
+        .as_ref()
+        .map(Child::id)
+        .context("no server process")?;
+    let before = tree_rss_kib(pid);
+    let mut latencies = Vec::with_capacity(creates);
+    for _ in 0..creates {
+        let started = Instant::now();
+        let (status, body) = connection
+            .send(
+                Method::POST,
+                "/sandboxes",
+                None,
+                Bytes::from_static(br#"{"templateID": "code-interpreter-v1", "timeout": 300}"#),
+            )
+            .await?;
+        if status != StatusCode::CREATED {
+            bail!(
+                "create failed with HTTP {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+        }
+        latencies.push(started.elapsed().as_micros() as u32);
+    }
+    let after = tree_rss_kib(pid);
+    latencies.sort_unstable();
+    println!("jupyter sandboxes: {creates} created from a full warm pool:");
+    println!(
+        "  ready p50 {:.2} ms   p99 {:.2} ms",
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99)
+    );
+    println!(
+        "  memory of the service and its jails: {:.0} MiB with {creates} warm kernels, {:.0} MiB with {creates} sandboxes ({:.0} MiB per sandbox, kernel included)",
+        before as f64 / 1024.0,
+        after as f64 / 1024.0,
+        after as f64 / 1024.0 / creates.max(1) as f64
+    );
+    Ok(())
+}
+
+fn cell_body(code: &str) -> Bytes {
+    Bytes::from(
+        serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": "add_and_execute_code_cell", "arguments": {"code": code},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {}
+                }
+            }
+        }))
+        .expect("static JSON"),
+    )
+}
+
+/// `1+1` through MCP one call at a time, then cells from several episodes at once.
+async fn jupyter_phase(cells: usize, concurrency: usize, duration: Duration) -> anyhow::Result<()> {
+    let pool = concurrency.max(2).to_string();
+    let server = Server::start(
+        "jupyter",
+        &["--sandbox-pool", &pool, "--max-turns", "1000000"],
+    )?;
+    let base: Arc<str> = server.base.clone().into();
+    let one_plus_one = cell_body("1+1");
+    let mut connection = Connection::open(&base).await?;
+    let id = connection.create_episode().await?;
+    let path = format!("/episodes/{id}/mcp");
+    let mut latencies = Vec::with_capacity(cells);
+    for _ in 0..cells {
+        let started = Instant::now();
+        let (status, reply) = connection
+            .send(
+                Method::POST,
+                &path,
+                Some("add_and_execute_code_cell"),
+                one_plus_one.clone(),
+            )
+            .await?;
+        if status != StatusCode::OK || !String::from_utf8_lossy(&reply).contains('2') {
+            bail!(
+                "unexpected reply ({status}): {}",
+                String::from_utf8_lossy(&reply)
+            );
+        }
+        latencies.push(started.elapsed().as_micros() as u32);
+    }
+    latencies.sort_unstable();
+    println!("jupyter through MCP (HTTP), one episode, {cells} cells `1+1` one after another:");
+    println!(
+        "  cell p50 {:.2} ms   p99 {:.2} ms",
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99)
+    );
+
+    let deadline = Instant::now() + duration;
+    let started = Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (base, body) = (base.clone(), one_plus_one.clone());
+            tokio::spawn(async move {
+                let mut connection = Connection::open(&base).await?;
+                let id = connection.create_episode().await?;
+                let path = format!("/episodes/{id}/mcp");
+                let mut done = 0u64;
+                while Instant::now() < deadline {
+                    let (status, _) = connection
+                        .send(
+                            Method::POST,
+                            &path,
+                            Some("add_and_execute_code_cell"),
+                            body.clone(),
+                        )
+                        .await?;
+                    if status != StatusCode::OK {
+                        bail!("cell failed with HTTP {status}");
+                    }
+                    done += 1;
+                }
+                anyhow::Ok(done)
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for worker in workers {
+        total += worker.await??;
+    }
+    println!(
+        "jupyter, {concurrency} episodes running cells at once: {:.0} executions/s",
+        total as f64 / started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 /// The server under load: a process of this binary (killed on drop), or one given by URL.
 struct Server {
     child: Option<Child>,
@@ -117,14 +341,15 @@ impl Server {
                 child: None,
                 base: url.trim_end_matches('/').to_owned(),
             }),
-            None => Self::start(extra),
+            None => Self::start("wordle", extra),
         }
     }
 
-    fn start(extra: &[&str]) -> anyhow::Result<Self> {
+    /// Starts `mcpgym <command> --http 127.0.0.1:0 <extra…>` and waits until it listens.
+    fn start(command: &str, extra: &[&str]) -> anyhow::Result<Self> {
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
-            .args(["wordle", "--http", "127.0.0.1:0"])
+            .args([command, "--http", "127.0.0.1:0"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
