@@ -474,3 +474,49 @@ async fn the_episode_exports_a_valid_notebook() {
         "{body}"
     );
 }
+
+/// A client that records the progress notifications it receives.
+#[derive(Clone, Default)]
+struct ProgressLog(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(params.message.unwrap_or_default());
+    }
+}
+
+#[tokio::test]
+async fn long_cells_report_progress_to_clients_that_ask() {
+    use rmcp::ServiceExt;
+    let log = ProgressLog::default();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .args(["jupyter", "--task", TASK])
+        .stderr(std::process::Stdio::null());
+    let transport = rmcp::transport::TokioChildProcess::new(command).unwrap();
+    let client = log.clone().serve(transport).await.unwrap();
+    let mut params = call(
+        "add_and_execute_code_cell",
+        args(json!({"code": "import time\ntime.sleep(5)\nprint('slept')"})),
+    );
+    let mut meta = rmcp::model::JsonObject::new();
+    meta.insert("progressToken".into(), json!("cell-1"));
+    params.meta = Some(rmcp::model::RequestMetaObject(rmcp::model::MetaObject(
+        meta,
+    )));
+    let result = client.call_tool(params).await.unwrap();
+    assert!(text(&result).contains("slept"), "{}", text(&result));
+    let messages = log.0.lock().unwrap().clone();
+    assert!(
+        messages.iter().any(|m| m.starts_with("cell running: ")),
+        "{messages:?}"
+    );
+    client.cancel().await.unwrap();
+}

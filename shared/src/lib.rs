@@ -19,6 +19,7 @@ pub mod http;
 pub mod hub;
 pub mod mcp;
 pub mod metrics;
+pub mod progress;
 pub mod reward;
 pub mod rng;
 pub mod schema;

@@ -26,6 +26,7 @@ use crate::META_EPISODE;
 use crate::env::Environment;
 use crate::episode::step_meta;
 use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::progress::{Reporter, with_reporter};
 use crate::reward::StepReward;
 
 /// The name of the optional tool that starts a new episode for the session.
@@ -312,13 +313,22 @@ impl ServerHandler for McpHandler {
                     .join(", "),
             }));
         }
-        let episode = self.bind(&request, &context).await?;
-        let arguments = request.arguments.unwrap_or_default();
-        let result = self
-            .hub
-            .call(&episode, &request.name, arguments)
-            .await
-            .map_err(to_mcp_error)?;
-        Ok(result.into())
+        // Progress reported while binding (an episode may start here) or calling reaches the
+        // client that asked for it.
+        let reporter = context
+            .meta
+            .get_progress_token()
+            .map(|token| Reporter::new(context.peer.clone(), token));
+        with_reporter(reporter, async {
+            let episode = self.bind(&request, &context).await?;
+            let arguments = request.arguments.clone().unwrap_or_default();
+            let result = self
+                .hub
+                .call(&episode, &request.name, arguments)
+                .await
+                .map_err(to_mcp_error)?;
+            Ok(result.into())
+        })
+        .await
     }
 }

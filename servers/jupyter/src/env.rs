@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use mcpgym_shared::env::parse_arguments;
+use mcpgym_shared::progress;
 use mcpgym_shared::schema::{input_schema, no_arguments, output_schema};
 use mcpgym_shared::{
     BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome, TaskSet,
@@ -325,6 +326,7 @@ impl Jupyter {
         let task = self.tasks.get(&spec.task).cloned().ok_or_else(|| {
             StartError::InvalidOptions(format!("unknown Jupyter task {:?}", spec.task))
         })?;
+        progress::report(0.0, Some(2.0), "starting a sandbox").await;
         let sandbox = self
             .client
             .create(SANDBOX_LIFETIME)
@@ -332,6 +334,7 @@ impl Jupyter {
             .map_err(|error| {
                 StartError::Unavailable(format!("cannot create a sandbox: {error}"))
             })?;
+        progress::report(1.0, Some(2.0), "preparing the task's files").await;
         if task.has_setup()
             && let Err(message) = run_setup(&sandbox, &task).await
         {
@@ -401,6 +404,10 @@ impl Environment for Jupyter {
         &["notebook"]
     }
 
+    fn reports_progress(&self) -> bool {
+        true
+    }
+
     fn default_max_turns(&self) -> u32 {
         DEFAULT_MAX_TURNS
     }
@@ -416,6 +423,9 @@ impl Environment for Jupyter {
         })
     }
 }
+
+/// How often a long cell reports that it is still running (to clients that asked for progress).
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// One episode: its sandbox, the notebook so far, the reward account.
 pub struct JupyterEpisode {
@@ -478,7 +488,9 @@ impl JupyterEpisode {
             Ok(sandbox) => sandbox.clone(),
             Err(outcome) => return outcome,
         };
-        let execution = match sandbox.execute(&code, None, self.cell_timeout).await {
+        let running = sandbox.execute(&code, None, self.cell_timeout);
+        let execution = match progress::while_running("cell running", PROGRESS_EVERY, running).await
+        {
             Ok(execution) => execution,
             Err(error) => {
                 return StepOutcome::error(format!(
@@ -522,14 +534,9 @@ impl JupyterEpisode {
             Ok(sandbox) => sandbox.clone(),
             Err(outcome) => return outcome,
         };
-        let output = match sandbox
-            .run(
-                "/bin/bash",
-                &["-l", "-c", &command],
-                SANDBOX_HOME,
-                self.cell_timeout,
-            )
-            .await
+        let args = ["-l", "-c", command.as_str()];
+        let running = sandbox.run("/bin/bash", &args, SANDBOX_HOME, self.cell_timeout);
+        let output = match progress::while_running("command running", PROGRESS_EVERY, running).await
         {
             Ok(output) => output,
             Err(error) => {
