@@ -1,15 +1,32 @@
-//! The benchmark command runs end to end and prints its figures (no timing is asserted: speed
-//! is measured by the command, not judged by tests).
+//! The benchmark commands run end to end and print their figures (no timing is asserted: speed
+//! is measured by the commands, not judged by tests).
 
 mod common;
 
 use common::BIN;
 
+/// Runs `mcpgym bench <args…>` and checks that it succeeds and prints every expected line.
+fn bench_prints(args: &[&str], expected: &[&str]) {
+    let output = std::process::Command::new(BIN)
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for line in expected {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+}
+
 #[test]
 fn wordle_bench_runs_every_phase_and_prints_figures() {
-    let output = std::process::Command::new(BIN)
-        .args([
-            "bench",
+    bench_prints(
+        &[
             "wordle",
             "--concurrency",
             "4",
@@ -19,37 +36,24 @@ fn wordle_bench_runs_every_phase_and_prints_figures() {
             "200",
             "--idle",
             "500",
-        ])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
+        ],
+        &[
+            "wordle over HTTP, 1 concurrent episode(s)",
+            "wordle over HTTP, 4 concurrent episode(s)",
+            "guess calls/s",
+            "guess latency p50",
+            "CPU: server",
+            "wordle over stdio, one client, 200 calls",
+            "wordle idle episodes: 500 created",
+            "server RSS",
+        ],
     );
-    for expected in [
-        "wordle over HTTP, 1 concurrent episode(s)",
-        "wordle over HTTP, 4 concurrent episode(s)",
-        "guess calls/s",
-        "guess latency p50",
-        "CPU: server",
-        "wordle over stdio, one client, 200 calls",
-        "wordle idle episodes: 500 created",
-        "server RSS",
-    ] {
-        assert!(
-            stdout.contains(expected),
-            "missing {expected:?} in:\n{stdout}"
-        );
-    }
 }
 
 #[test]
 fn jupyter_bench_runs_every_phase_and_prints_figures() {
-    let output = std::process::Command::new(BIN)
-        .args([
-            "bench",
+    bench_prints(
+        &[
             "jupyter",
             "--creates",
             "2",
@@ -59,27 +63,15 @@ fn jupyter_bench_runs_every_phase_and_prints_figures() {
             "2",
             "--seconds",
             "1",
-        ])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
+        ],
+        &[
+            "jupyter sandboxes: 2 created from a full warm pool",
+            "ready p50",
+            "MiB per sandbox",
+            "3 cells `1+1` one after another",
+            "cell p50",
+            "jupyter, 2 episodes running cells at once",
+            "executions/s",
+        ],
     );
-    for expected in [
-        "jupyter sandboxes: 2 created from a full warm pool",
-        "ready p50",
-        "MiB per sandbox",
-        "3 cells `1+1` one after another",
-        "cell p50",
-        "jupyter, 2 episodes running cells at once",
-        "executions/s",
-    ] {
-        assert!(
-            stdout.contains(expected),
-            "missing {expected:?} in:\n{stdout}"
-        );
-    }
 }
