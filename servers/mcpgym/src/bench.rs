@@ -326,11 +326,22 @@ struct Server {
 }
 
 impl Drop for Server {
+    /// Stops the server with SIGTERM, so it kills its sandboxes and removes its folders;
+    /// SIGKILL only if it has not exited within ten seconds.
     fn drop(&mut self) {
-        if let Some(child) = &mut self.child {
-            let _ = child.kill();
-            let _ = child.wait();
+        let Some(child) = &mut self.child else { return };
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
