@@ -225,22 +225,6 @@ async fn sandbox_phase(creates: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn cell_body(code: &str) -> Bytes {
-    Bytes::from(
-        serde_json::to_vec(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {
-                "name": "add_and_execute_code_cell", "arguments": {"code": code},
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities": {}
-                }
-            }
-        }))
-        .expect("static JSON"),
-    )
-}
-
 /// `1+1` through MCP one call at a time, then cells from several episodes at once.
 async fn jupyter_phase(cells: usize, concurrency: usize, duration: Duration) -> anyhow::Result<()> {
     let pool = concurrency.max(2).to_string();
@@ -249,7 +233,7 @@ async fn jupyter_phase(cells: usize, concurrency: usize, duration: Duration) -> 
         &["--sandbox-pool", &pool, "--max-turns", "1000000"],
     )?;
     let base: Arc<str> = server.base.clone().into();
-    let one_plus_one = cell_body("1+1");
+    let one_plus_one = tool_call_body("add_and_execute_code_cell", json!({"code": "1+1"}));
     let mut connection = Connection::open(&base).await?;
     let id = connection.create_episode().await?;
     let path = format!("/episodes/{id}/mcp");
@@ -513,13 +497,13 @@ const GUESSES: [&str; 12] = [
     "zesty", "gawky",
 ];
 
-fn guess_body(word: &str) -> Bytes {
-    // A 2026-07-28 (stateless) request: the episode is named by the URL.
+/// A 2026-07-28 (stateless) `tools/call` request body; the episode is named by the URL.
+fn tool_call_body(tool: &str, arguments: serde_json::Value) -> Bytes {
     Bytes::from(
         serde_json::to_vec(&json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {
-                "name": "guess", "arguments": {"word": word},
+                "name": tool, "arguments": arguments,
                 "_meta": {
                     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                     "io.modelcontextprotocol/clientCapabilities": {}
@@ -632,7 +616,12 @@ async fn http_phase(
         ],
     )?;
     let base: Arc<str> = server.base.clone().into();
-    let bodies = Arc::new(GUESSES.iter().map(|w| guess_body(w)).collect::<Vec<_>>());
+    let bodies = Arc::new(
+        GUESSES
+            .iter()
+            .map(|w| tool_call_body("guess", json!({"word": w})))
+            .collect::<Vec<_>>(),
+    );
     let started = Instant::now();
     let (server_cpu, client_cpu) = (server.cpu_seconds(), cpu_seconds("/proc/self/stat")?);
     let deadline = started + duration;
