@@ -13,7 +13,7 @@ use crate::env::{Environment, EpisodeSpec, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
 use crate::metrics::Metrics;
 use crate::rng::random_seed;
-use crate::store::{EpisodeSlot, EpisodeStore};
+use crate::store::{CloseReason, EpisodeSlot, EpisodeStore};
 use crate::task::Split;
 use crate::trajectory::TrajectorySink;
 
@@ -131,6 +131,17 @@ pub enum HubError {
         "unknown episode {0:?}: it never existed, was deleted, or was closed after being idle; start one with POST /episodes"
     )]
     UnknownEpisode(String),
+    /// The episode was deleted or closed while the call waited for it or ran; the call was
+    /// stopped.
+    #[error(
+        "episode {id:?} was {reason} while this call was running; the call was stopped. Start a new episode with POST /episodes"
+    )]
+    Closed {
+        /// The episode.
+        id: String,
+        /// Why it was closed.
+        reason: CloseReason,
+    },
     /// The episode's environment exports no document by that name.
     #[error("episode {id:?} has no {name:?} to export; {env} episodes export: {offered}")]
     NoExport {
@@ -355,11 +366,23 @@ impl Hub {
             });
         }
         let started = Instant::now();
-        let mut episode = slot.episode.lock().await;
-        let was_done = episode.is_done();
-        let result = episode.step(tool, arguments).await;
-        let finished_now = !was_done && episode.is_done();
-        drop(episode);
+        let run = async {
+            let mut episode = slot.episode.lock().await;
+            let was_done = episode.is_done();
+            let result = episode.step(tool, arguments).await;
+            slot.set_status(episode.status());
+            (result, !was_done && episode.is_done())
+        };
+        // Closing the episode (delete, reaper, shutdown) drops the call where it stands,
+        // whether it waits for the lock or runs (a dropped E2B request interrupts its cell),
+        // so the lock frees at once for the close.
+        let (result, finished_now) = tokio::select! {
+            biased;
+            reason = slot.closed() => {
+                return Err(HubError::Closed { id: id.to_owned(), reason });
+            }
+            done = run => done,
+        };
         self.store.touch(&slot);
         if let Some(metrics) = self.metrics.env(env.name()) {
             metrics.tool_call(started.elapsed(), result.is_error == Some(true));
@@ -370,14 +393,14 @@ impl Hub {
         Ok(result)
     }
 
-    /// An episode's public state.
+    /// An episode's public state as of its last finished call: answers at once, even while a
+    /// call runs.
     pub async fn status(&self, id: &str) -> Result<EpisodeStatus, HubError> {
-        let slot = self.episode(id)?;
-        let episode = slot.episode.lock().await;
-        Ok(episode.status())
+        Ok(self.episode(id)?.status())
     }
 
     /// An episode's trajectory as JSON Lines: from memory while it lives, from its file after.
+    /// While a call runs, this waits for it to finish (the record is written at its end).
     pub async fn trajectory(&self, id: &str) -> Result<String, HubError> {
         if let Some(slot) = self.store.get(id) {
             return Ok(slot.episode.lock().await.trajectory_jsonl());
@@ -396,6 +419,10 @@ impl Hub {
     pub async fn export(&self, id: &str, name: &str) -> Result<crate::env::Export, HubError> {
         let slot = self.episode(id)?;
         let episode = slot.episode.lock().await;
+        // Deleted while this waited for a running call: gone, not lacking the document.
+        if slot.closing().is_some() {
+            return Err(HubError::UnknownEpisode(id.to_owned()));
+        }
         episode.export(name).ok_or_else(|| HubError::NoExport {
             id: id.to_owned(),
             env: slot.env.name(),
@@ -407,13 +434,20 @@ impl Hub {
         })
     }
 
-    /// Closes an episode and releases everything it holds.
+    /// Closes an episode and releases everything it holds. It leaves the store at once (new
+    /// calls get "unknown episode"); a call running on it is stopped with
+    /// [`HubError::Closed`], and the environment's close (which kills a sandbox) runs as soon
+    /// as that call has let go. Returns once the close is done; the close finishes even if the
+    /// caller stops waiting.
     pub async fn delete(&self, id: &str) -> Result<(), HubError> {
         let slot = self
             .store
             .remove(id)
             .ok_or_else(|| HubError::UnknownEpisode(id.to_owned()))?;
-        slot.episode.lock().await.close().await;
+        let closing = tokio::spawn(async move { slot.close(CloseReason::Deleted).await });
+        if let Err(error) = closing.await {
+            tracing::error!(episode = id, %error, "closing a deleted episode failed");
+        }
         Ok(())
     }
 
@@ -434,16 +468,284 @@ impl Hub {
                     tracing::info!(count = idle.len(), "closing idle episodes");
                 }
                 for slot in idle {
-                    tokio::spawn(async move { slot.episode.lock().await.close().await });
+                    tokio::spawn(async move { slot.close(CloseReason::Idle).await });
                 }
             }
         });
     }
 
-    /// Closes every episode (at shutdown).
+    /// Closes every episode (at shutdown), stopping the calls that run on them.
     pub async fn close_all(&self) {
-        for slot in self.store.drain() {
-            slot.episode.lock().await.close().await;
+        let slots = self.store.drain();
+        // Stop every running call first, so no close waits behind another episode's call.
+        for slot in &slots {
+            slot.mark_closing(CloseReason::Shutdown);
         }
+        for slot in slots {
+            slot.close(CloseReason::Shutdown).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rmcp::model::Tool;
+    use tokio::sync::Notify;
+    use tokio::time::timeout;
+
+    use super::*;
+    use crate::env::{BoxFuture, EpisodeState, StepOutcome};
+    use crate::task::TaskSet;
+
+    /// What the test environment's episodes report.
+    #[derive(Default)]
+    struct Probe {
+        /// A call has started (a permit per call).
+        started: Notify,
+        /// Lets one `wait` call finish.
+        release: Notify,
+        /// How often an episode was closed.
+        closes: AtomicUsize,
+        /// Calls dropped before they finished.
+        dropped: AtomicUsize,
+    }
+
+    /// An environment whose `wait` tool runs until released, like a long cell.
+    struct Slow {
+        probe: Arc<Probe>,
+        tasks: TaskSet,
+        tools: Vec<Tool>,
+    }
+
+    struct SlowState(Arc<Probe>);
+
+    /// Counts a call dropped before its end.
+    struct Unfinished(Arc<Probe>, bool);
+    impl Drop for Unfinished {
+        fn drop(&mut self) {
+            if !self.1 {
+                self.0.dropped.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    impl Environment for Slow {
+        fn name(&self) -> &'static str {
+            "slow"
+        }
+        fn instructions(&self) -> &str {
+            "call wait"
+        }
+        fn tasks(&self) -> &TaskSet {
+            &self.tasks
+        }
+        fn tools(&self) -> &[Tool] {
+            &self.tools
+        }
+        fn default_max_turns(&self) -> u32 {
+            10
+        }
+        fn start<'a>(
+            &'a self,
+            _spec: &'a EpisodeSpec,
+        ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>> {
+            let probe = self.probe.clone();
+            Box::pin(async move { Ok(Box::new(SlowState(probe)) as Box<dyn EpisodeState>) })
+        }
+    }
+
+    impl EpisodeState for SlowState {
+        fn call<'a>(&'a mut self, tool: &'a str, _: JsonObject) -> BoxFuture<'a, StepOutcome> {
+            Box::pin(async move {
+                let mut unfinished = Unfinished(self.0.clone(), false);
+                self.0.started.notify_one();
+                if tool == "wait" {
+                    self.0.release.notified().await;
+                }
+                unfinished.1 = true;
+                StepOutcome::ok("done")
+            })
+        }
+        fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+            Box::pin(async move {
+                self.0.closes.fetch_add(1, Ordering::SeqCst);
+            })
+        }
+    }
+
+    const PROMPT: Duration = Duration::from_secs(2);
+
+    async fn hub() -> (Arc<Hub>, Arc<Probe>, String) {
+        let probe = Arc::new(Probe::default());
+        let tool = |name: &'static str| {
+            Tool::new_with_raw(name, Some(name.into()), crate::schema::no_arguments())
+        };
+        let env = Slow {
+            probe: probe.clone(),
+            tasks: TaskSet::new(vec!["t".into()], Vec::new()),
+            tools: vec![tool("wait"), tool("quick")],
+        };
+        let hub = Hub::new(vec![Arc::new(env)], HubSettings::default()).unwrap();
+        let id = hub.create(CreateEpisode::default()).await.unwrap().id;
+        (hub, probe, id)
+    }
+
+    /// Starts a `wait` call and returns once it runs.
+    async fn running_call(
+        hub: &Arc<Hub>,
+        probe: &Probe,
+        id: &str,
+    ) -> tokio::task::JoinHandle<Result<CallToolResult, HubError>> {
+        let (hub, id) = (hub.clone(), id.to_owned());
+        let call = tokio::spawn(async move { hub.call(&id, "wait", JsonObject::new()).await });
+        timeout(PROMPT, probe.started.notified())
+            .await
+            .expect("the call starts");
+        call
+    }
+
+    #[tokio::test]
+    async fn status_answers_while_a_call_runs() {
+        let (hub, probe, id) = hub().await;
+        let call = running_call(&hub, &probe, &id).await;
+        let status = timeout(PROMPT, hub.status(&id))
+            .await
+            .expect("status does not wait for the running call")
+            .unwrap();
+        // As of the last finished call: none yet.
+        assert_eq!((status.turn, status.done), (0, false));
+        probe.release.notify_one();
+        let result = timeout(PROMPT, call).await.unwrap().unwrap().unwrap();
+        assert_ne!(result.is_error, Some(true));
+        assert_eq!(hub.status(&id).await.unwrap().turn, 1);
+        hub.call(&id, "quick", JsonObject::new()).await.unwrap();
+        assert_eq!(hub.status(&id).await.unwrap().turn, 2);
+        assert_eq!(probe.closes.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn delete_stops_a_running_call_and_closes_once() {
+        let (hub, probe, id) = hub().await;
+        let call = running_call(&hub, &probe, &id).await;
+        // A second call queued behind the first, waiting for the episode.
+        let queued = {
+            let (hub, id) = (hub.clone(), id.clone());
+            tokio::spawn(async move { hub.call(&id, "quick", JsonObject::new()).await })
+        };
+        tokio::task::yield_now().await;
+
+        timeout(PROMPT, hub.delete(&id))
+            .await
+            .expect("delete does not wait for the running call")
+            .unwrap();
+        assert_eq!(probe.closes.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            probe.dropped.load(Ordering::SeqCst),
+            1,
+            "the call was dropped"
+        );
+
+        for handle in [call, queued] {
+            let error = timeout(PROMPT, handle).await.unwrap().unwrap().unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    HubError::Closed {
+                        reason: CloseReason::Deleted,
+                        ..
+                    }
+                ),
+                "{error:?}"
+            );
+            let text = error.to_string();
+            assert!(
+                text.contains(&format!(
+                    "episode {id:?} was deleted while this call was running"
+                )),
+                "{text}"
+            );
+        }
+
+        // Gone for everything else, and closed only once.
+        assert!(matches!(
+            hub.status(&id).await,
+            Err(HubError::UnknownEpisode(_))
+        ));
+        assert!(matches!(
+            hub.call(&id, "quick", JsonObject::new()).await,
+            Err(HubError::UnknownEpisode(_))
+        ));
+        assert!(matches!(
+            hub.delete(&id).await,
+            Err(HubError::UnknownEpisode(_))
+        ));
+        assert_eq!(hub.live_episodes(), 0);
+        assert_eq!(probe.closes.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn delete_of_an_idle_episode_closes_it_once() {
+        let (hub, probe, id) = hub().await;
+        hub.call(&id, "quick", JsonObject::new()).await.unwrap();
+        hub.delete(&id).await.unwrap();
+        assert_eq!(probe.closes.load(Ordering::SeqCst), 1);
+        assert_eq!(probe.dropped.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn shutdown_stops_running_calls() {
+        let (hub, probe, id) = hub().await;
+        let call = running_call(&hub, &probe, &id).await;
+        timeout(PROMPT, hub.close_all())
+            .await
+            .expect("shutdown does not wait for the running call");
+        assert_eq!(probe.closes.load(Ordering::SeqCst), 1);
+        let error = timeout(PROMPT, call).await.unwrap().unwrap().unwrap_err();
+        assert!(
+            matches!(
+                error,
+                HubError::Closed {
+                    reason: CloseReason::Shutdown,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_reaper_leaves_a_running_call_alone() {
+        let probe = Arc::new(Probe::default());
+        let env = Slow {
+            probe: probe.clone(),
+            tasks: TaskSet::new(vec!["t".into()], Vec::new()),
+            tools: vec![Tool::new_with_raw(
+                "wait",
+                Some("wait".into()),
+                crate::schema::no_arguments(),
+            )],
+        };
+        let settings = HubSettings {
+            idle_ttl: Duration::from_millis(50),
+            ..HubSettings::default()
+        };
+        let hub = Hub::new(vec![Arc::new(env)], settings).unwrap();
+        hub.spawn_reaper();
+        let id = hub.create(CreateEpisode::default()).await.unwrap().id;
+        let call = running_call(&hub, &probe, &id).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Still there, and its status still answers.
+        assert_eq!(hub.status(&id).await.unwrap().turn, 0);
+        probe.release.notify_one();
+        timeout(PROMPT, call).await.unwrap().unwrap().unwrap();
+        // Idle now: reaped and closed once.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(matches!(
+            hub.status(&id).await,
+            Err(HubError::UnknownEpisode(_))
+        ));
+        assert_eq!(probe.closes.load(Ordering::SeqCst), 1);
     }
 }

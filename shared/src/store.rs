@@ -1,21 +1,127 @@
 //! The store of live episodes: capacity, idle TTL and the reaper.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::env::Environment;
-use crate::episode::Episode;
+use crate::episode::{Episode, EpisodeStatus};
+
+/// Why an episode was closed; a call that was waiting for it or running on it is stopped and
+/// told this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// `DELETE /episodes/{id}` (or a session's `reset`).
+    Deleted,
+    /// The reaper, after the episode was idle past the TTL.
+    Idle,
+    /// The server shutting down.
+    Shutdown,
+}
+
+impl CloseReason {
+    fn to_u8(self) -> u8 {
+        match self {
+            CloseReason::Deleted => 1,
+            CloseReason::Idle => 2,
+            CloseReason::Shutdown => 3,
+        }
+    }
+
+    fn from_u8(value: u8) -> Option<Self> {
+        match value {
+            1 => Some(CloseReason::Deleted),
+            2 => Some(CloseReason::Idle),
+            3 => Some(CloseReason::Shutdown),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CloseReason::Deleted => "deleted",
+            CloseReason::Idle => "closed after being idle",
+            CloseReason::Shutdown => "closed because the server is shutting down",
+        })
+    }
+}
 
 /// One live episode and its bookkeeping.
+///
+/// A tool call holds [`EpisodeSlot::episode`]'s lock for as long as it runs (a long cell, up
+/// to its timeout), so what must answer at once does not take it: the status is a snapshot
+/// ([`EpisodeSlot::status`]) refreshed after every call, and closing ([`EpisodeSlot::close`])
+/// first tells the running call to stop ([`EpisodeSlot::closed`]), then takes the lock.
 pub struct EpisodeSlot {
     /// The environment the episode belongs to.
     pub env: Arc<dyn Environment>,
     /// The episode itself; calls on one episode run one at a time.
     pub episode: tokio::sync::Mutex<Episode>,
+    /// The public state as of the last finished call (or the start).
+    status: Mutex<EpisodeStatus>,
+    /// Why the episode is being closed ([`CloseReason::to_u8`]); 0 while it is not.
+    closing: AtomicU8,
+    /// Wakes the calls waiting in [`EpisodeSlot::closed`] when `closing` is set.
+    closing_wakes: tokio::sync::Notify,
     /// Milliseconds since the store's epoch when the episode was last used.
     last_used_ms: AtomicU64,
+}
+
+impl EpisodeSlot {
+    /// The public state as of the last finished call; never waits for a running one.
+    pub fn status(&self) -> EpisodeStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Records the public state; called with the episode's lock held, after each call.
+    pub fn set_status(&self, status: EpisodeStatus) {
+        *self.status.lock().unwrap_or_else(|e| e.into_inner()) = status;
+    }
+
+    /// Why the episode is being closed, once it is.
+    pub fn closing(&self) -> Option<CloseReason> {
+        CloseReason::from_u8(self.closing.load(Ordering::Acquire))
+    }
+
+    /// Resolves once the episode is being closed (at once if it already is). Calls race
+    /// their work against it, so closing stops them.
+    pub async fn closed(&self) -> CloseReason {
+        loop {
+            let woken = self.closing_wakes.notified();
+            let mut woken = std::pin::pin!(woken);
+            // Registered before the check, so a close between the check and the wait wakes it.
+            woken.as_mut().enable();
+            if let Some(reason) = self.closing() {
+                return reason;
+            }
+            woken.await;
+        }
+    }
+
+    /// Closes the episode: stops the call running on it or waiting for it, then, once the
+    /// lock is free, releases what the episode holds ([`Episode::close`] runs the
+    /// environment's close at most once). Call it on a slot already removed from the store.
+    pub async fn close(&self, reason: CloseReason) {
+        self.mark_closing(reason);
+        self.episode.lock().await.close().await;
+    }
+
+    /// Tells calls on the episode to stop, without waiting (the first reason stands).
+    pub fn mark_closing(&self, reason: CloseReason) {
+        if self
+            .closing
+            .compare_exchange(0, reason.to_u8(), Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.closing_wakes.notify_waiters();
+        }
+    }
 }
 
 impl std::fmt::Debug for EpisodeSlot {
@@ -101,6 +207,9 @@ impl EpisodeStore {
         let id: Arc<str> = episode.id().into();
         let slot = Arc::new(EpisodeSlot {
             env,
+            status: Mutex::new(episode.status()),
+            closing: AtomicU8::new(0),
+            closing_wakes: tokio::sync::Notify::new(),
             episode: tokio::sync::Mutex::new(episode),
             last_used_ms: AtomicU64::new(self.now_ms()),
         });
