@@ -11,14 +11,19 @@
 //! - **E2B's cloud** ([`E2bConfig::cloud`]): control plane at `https://api.e2b.app` with
 //!   `X-API-Key`, data plane at `https://<port>-<sandboxID>.<domain>`.
 //!
-//! Requests use HTTP/1.1 only, so a request dropped on a client-side timeout closes its
-//! connection and the server notices (and interrupts the cell). This build of reqwest has no
-//! TLS: an `https` URL is refused by [`E2bClient::new`] with [`E2bError::TlsUnavailable`],
-//! which is what reaching E2B's cloud gives today.
+//! Requests use HTTP/1.1 only (hyper's pooled client), so a request dropped on a client-side
+//! timeout closes its connection and the server notices (and interrupts the cell). `https`
+//! URLs use rustls with the `ring` provider and the system's CA certificates (what
+//! `rustls-native-certs` finds: `/etc/ssl/certs`, or `SSL_CERT_FILE` / `SSL_CERT_DIR`); they
+//! are loaded only when a URL is `https`, so an `http://` service needs none. The TLS client
+//! lives here rather than in reqwest so that no other HTTP client in the process needs a
+//! process-wide rustls provider (reqwest's `rustls-no-provider` panics without one).
 
 use std::time::Duration;
 
 use base64::Engine;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -36,17 +41,34 @@ pub const E2B_CLOUD_DOMAIN: &str = "e2b.app";
 /// Why a sandbox operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum E2bError {
-    /// The URL is `https`, and this build has no TLS.
-    #[error(
-        "cannot reach {0}: this mcpgym build has no TLS support (reqwest without rustls), so https sandbox URLs, including E2B's cloud, are unavailable; use a local or http:// sandbox service"
-    )]
-    TlsUnavailable(String),
-    /// The URL is not an `http://` URL.
-    #[error("invalid sandbox URL {0:?}: give it as http://HOST:PORT")]
+    /// The URL is not an `http://` or `https://` URL.
+    #[error("invalid sandbox URL {0:?}: give it as http://HOST:PORT or https://HOST")]
     InvalidUrl(String),
+    /// TLS could not be set up (no CA certificates found).
+    #[error("cannot set up TLS for {url}: {message}")]
+    TlsSetup {
+        /// The `https` URL that needs TLS.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// The TLS handshake failed (a server not speaking TLS, an untrusted or mismatched
+    /// certificate).
+    #[error("TLS handshake with {url} failed: {message}")]
+    Tls {
+        /// The request's URL.
+        url: String,
+        /// rustls' reason.
+        message: String,
+    },
     /// The request could not be sent or its response read.
-    #[error("sandbox request failed: {0}")]
-    Http(#[from] reqwest::Error),
+    #[error("sandbox request to {url} failed: {message}")]
+    Http {
+        /// The request's URL.
+        url: String,
+        /// The error and its causes.
+        message: String,
+    },
     /// The service answered with an error status.
     #[error("the sandbox service answered {status}: {message}")]
     Status {
@@ -101,37 +123,282 @@ impl E2bConfig {
     }
 }
 
+/// The HTTP/1.1 client (plain or TLS by the URL's scheme).
+type HttpClient = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    Full<Bytes>,
+>;
+
 /// A client for one sandbox service; cheap to clone.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct E2bClient {
-    http: reqwest::Client,
+    http: HttpClient,
     config: E2bConfig,
 }
 
-fn check_url(url: &str) -> Result<(), E2bError> {
-    if url.starts_with("https://") {
-        Err(E2bError::TlsUnavailable(url.to_owned()))
-    } else if url.starts_with("http://") && url.len() > "http://".len() {
-        Ok(())
-    } else {
-        Err(E2bError::InvalidUrl(url.to_owned()))
+impl std::fmt::Debug for E2bClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("E2bClient")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `url` is `https` (`Ok(true)`), `http` (`Ok(false)`), or unusable.
+fn check_url(url: &str) -> Result<bool, E2bError> {
+    let invalid = || E2bError::InvalidUrl(url.to_owned());
+    let uri: http::Uri = url.parse().map_err(|_| invalid())?;
+    match (uri.scheme_str(), uri.host()) {
+        (Some("https"), Some(host)) if !host.is_empty() => Ok(true),
+        (Some("http"), Some(host)) if !host.is_empty() => Ok(false),
+        _ => Err(invalid()),
+    }
+}
+
+/// The rustls configuration: `ring`, safe default protocol versions, and the system's CA
+/// certificates when some URL (`tls_url`, named in errors) is `https`; else no roots at all,
+/// as no request will need them.
+fn tls_config(tls_url: Option<&str>) -> Result<rustls::ClientConfig, E2bError> {
+    use hyper_rustls::ConfigBuilderExt;
+    let setup = |message: String| E2bError::TlsSetup {
+        url: tls_url.unwrap_or_default().to_owned(),
+        message,
+    };
+    let builder = rustls::ClientConfig::builder_with_provider(
+        rustls::crypto::ring::default_provider().into(),
+    )
+    .with_safe_default_protocol_versions()
+    .map_err(|e| setup(e.to_string()))?;
+    Ok(match tls_url {
+        Some(_) => builder
+            .with_native_roots()
+            .map_err(|e| {
+                setup(format!(
+                    "{e} (install the ca-certificates package, or point SSL_CERT_FILE at a PEM bundle)"
+                ))
+            })?
+            .with_no_client_auth(),
+        None => builder
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+    })
+}
+
+/// `error` and its causes, joined with `: `, without repeats.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    parts.join(": ")
+}
+
+/// Whether the TLS layer (rustls) caused `error`: a `rustls::Error` among its causes, where
+/// an `io::Error`'s cause is the error it wraps (tokio-rustls and hyper-rustls wrap rustls'
+/// errors in `io::Error`s, whose `source` skips the wrapped error itself).
+fn is_tls(error: &(dyn std::error::Error + 'static)) -> bool {
+    if error.is::<rustls::Error>() {
+        return true;
+    }
+    let next = match error.downcast_ref::<std::io::Error>() {
+        Some(io) => io
+            .get_ref()
+            .map(|inner| inner as &(dyn std::error::Error + 'static)),
+        None => error.source(),
+    };
+    next.is_some_and(is_tls)
+}
+
+/// One request being built (the subset of a request builder this client needs).
+struct Request {
+    http: HttpClient,
+    method: http::Method,
+    url: String,
+    headers: http::HeaderMap,
+    body: Bytes,
+    timeout: Option<Duration>,
+    /// A header value that cannot be sent (from a service's odd sandbox id or token).
+    error: Option<E2bError>,
+}
+
+impl Request {
+    /// Sets a header; `name` is lowercase.
+    fn header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
+        match http::HeaderValue::from_str(value.as_ref()) {
+            Ok(value) => {
+                self.headers
+                    .insert(http::HeaderName::from_static(name), value);
+            }
+            Err(_) => {
+                self.error.get_or_insert_with(|| {
+                    E2bError::Protocol(format!(
+                        "the {name} value {:?} cannot be sent in an HTTP header",
+                        value.as_ref()
+                    ))
+                });
+            }
+        }
+        self
+    }
+
+    fn json(mut self, value: &Value) -> Self {
+        self.headers
+            .entry(http::header::CONTENT_TYPE)
+            .or_insert(http::HeaderValue::from_static("application/json"));
+        self.body = Bytes::from(value.to_string());
+        self
+    }
+
+    fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// A deadline for the whole exchange: sending, and reading the response body.
+    fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    async fn send(self) -> Result<Response, E2bError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        let mut request = http::Request::builder()
+            .method(self.method)
+            .uri(&self.url)
+            .body(Full::new(self.body))
+            .map_err(|e| E2bError::InvalidUrl(format!("{}: {e}", self.url)))?;
+        *request.headers_mut() = self.headers;
+        let deadline = self.timeout.map(|t| (tokio::time::Instant::now() + t, t));
+        let sent = self.http.request(request);
+        let response = match deadline {
+            Some((at, timeout)) => tokio::time::timeout_at(at, sent)
+                .await
+                .map_err(|_| E2bError::Timeout(timeout))?,
+            None => sent.await,
+        };
+        let response = response.map_err(|e| {
+            let message = chain(&e);
+            if is_tls(&e) {
+                E2bError::Tls {
+                    url: self.url.clone(),
+                    message,
+                }
+            } else {
+                E2bError::Http {
+                    url: self.url.clone(),
+                    message,
+                }
+            }
+        })?;
+        Ok(Response {
+            status: response.status(),
+            body: response.into_body(),
+            url: self.url,
+            deadline,
+        })
+    }
+}
+
+/// A response whose body is read as it arrives.
+struct Response {
+    status: http::StatusCode,
+    body: hyper::body::Incoming,
+    url: String,
+    deadline: Option<(tokio::time::Instant, Duration)>,
+}
+
+impl Response {
+    fn status(&self) -> http::StatusCode {
+        self.status
+    }
+
+    /// The next piece of the body; `None` at its end.
+    async fn chunk(&mut self) -> Result<Option<Bytes>, E2bError> {
+        loop {
+            let frame = self.body.frame();
+            let frame = match self.deadline {
+                Some((at, timeout)) => tokio::time::timeout_at(at, frame)
+                    .await
+                    .map_err(|_| E2bError::Timeout(timeout))?,
+                None => frame.await,
+            };
+            match frame {
+                None => return Ok(None),
+                Some(Err(e)) => {
+                    return Err(E2bError::Http {
+                        url: self.url.clone(),
+                        message: chain(&e),
+                    });
+                }
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole body.
+    async fn bytes(mut self) -> Result<Vec<u8>, E2bError> {
+        let mut all = Vec::new();
+        while let Some(chunk) = self.chunk().await? {
+            all.extend_from_slice(&chunk);
+        }
+        Ok(all)
+    }
+
+    async fn text(self) -> Result<String, E2bError> {
+        Ok(String::from_utf8_lossy(&self.bytes().await?).into_owned())
+    }
+
+    async fn json<T: serde::de::DeserializeOwned>(self) -> Result<T, E2bError> {
+        let url = self.url.clone();
+        let bytes = self.bytes().await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| E2bError::Protocol(format!("bad JSON from {url}: {e}")))
     }
 }
 
 impl E2bClient {
-    /// A client for `config`. Fails for URLs this build cannot reach.
+    /// A client for `config`. Fails for malformed URLs, and when a URL is `https` and no CA
+    /// certificates can be found.
     pub fn new(config: E2bConfig) -> Result<Self, E2bError> {
-        check_url(&config.api_url)?;
+        // The first https URL, if any: TLS (and the CA certificates) are set up only then.
+        let mut tls_url = check_url(&config.api_url)?.then(|| config.api_url.clone());
         match &config.sandbox_url {
-            Some(url) => check_url(url)?,
+            Some(url) => {
+                if check_url(url)? && tls_url.is_none() {
+                    tls_url = Some(url.clone());
+                }
+            }
             // The data plane is https://<port>-<id>.<domain>.
-            None => return Err(E2bError::TlsUnavailable(config.api_url.clone())),
+            None => {
+                tls_url.get_or_insert_with(|| format!("https://*.{E2B_CLOUD_DOMAIN}"));
+            }
         }
-        let http = reqwest::Client::builder()
-            .http1_only()
-            .tcp_nodelay(true)
-            .connect_timeout(Duration::from_secs(10))
-            .build()?;
+        let mut connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        connector.enforce_http(false);
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(Duration::from_secs(10)));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls_config(tls_url.as_deref())?)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector);
+        // Idle pooled connections are dropped after 90 s, as reqwest does.
+        let http =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .pool_timer(hyper_util::rt::TokioTimer::new())
+                .pool_idle_timeout(Duration::from_secs(90))
+                .build(connector);
         Ok(Self { http, config })
     }
 
@@ -140,12 +407,22 @@ impl E2bClient {
         &self.config
     }
 
-    fn control(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", self.config.api_url));
+    fn request(&self, method: http::Method, url: String) -> Request {
+        Request {
+            http: self.http.clone(),
+            method,
+            url,
+            headers: http::HeaderMap::new(),
+            body: Bytes::new(),
+            timeout: None,
+            error: None,
+        }
+    }
+
+    fn control(&self, method: http::Method, path: &str) -> Request {
+        let mut request = self.request(method, format!("{}{path}", self.config.api_url));
         if let Some(key) = &self.config.api_key {
-            request = request.header("X-API-Key", key);
+            request = request.header("x-api-key", key);
         }
         request
     }
@@ -153,7 +430,7 @@ impl E2bClient {
     /// Creates a sandbox that lives `lifetime` unless refreshed ([`Sandbox::set_timeout`]).
     pub async fn create(&self, lifetime: Duration) -> Result<Sandbox, E2bError> {
         let response = self
-            .control(reqwest::Method::POST, "/sandboxes")
+            .control(http::Method::POST, "/sandboxes")
             .json(&json!({
                 "templateID": self.config.template,
                 "timeout": lifetime.as_secs().max(1),
@@ -181,7 +458,7 @@ struct Created {
 }
 
 /// The response if its status is a success, else its error message.
-async fn success(response: reqwest::Response) -> Result<reqwest::Response, E2bError> {
+async fn success(response: Response) -> Result<Response, E2bError> {
     let status = response.status();
     if status.is_success() {
         return Ok(response);
@@ -275,7 +552,7 @@ impl Sandbox {
         &self.id
     }
 
-    fn data(&self, method: reqwest::Method, port: u16, path: &str) -> reqwest::RequestBuilder {
+    fn data(&self, method: http::Method, port: u16, path: &str) -> Request {
         let config = &self.client.config;
         let url = match &config.sandbox_url {
             Some(base) => format!("{base}{path}"),
@@ -287,12 +564,11 @@ impl Sandbox {
         };
         let mut request = self
             .client
-            .http
             .request(method, url)
-            .header("E2b-Sandbox-Id", &self.id)
-            .header("E2b-Sandbox-Port", port.to_string());
+            .header("e2b-sandbox-id", &self.id)
+            .header("e2b-sandbox-port", port.to_string());
         if let Some(token) = &self.access_token {
-            request = request.header("X-Access-Token", token);
+            request = request.header("x-access-token", token);
         }
         request
     }
@@ -301,11 +577,11 @@ impl Sandbox {
     pub async fn kill(&self) -> Result<(), E2bError> {
         let response = self
             .client
-            .control(reqwest::Method::DELETE, &format!("/sandboxes/{}", self.id))
+            .control(http::Method::DELETE, &format!("/sandboxes/{}", self.id))
             .timeout(Duration::from_secs(30))
             .send()
             .await?;
-        if response.status() == reqwest::StatusCode::NOT_FOUND {
+        if response.status() == http::StatusCode::NOT_FOUND {
             return Ok(());
         }
         success(response).await.map(drop)
@@ -316,7 +592,7 @@ impl Sandbox {
         let response = self
             .client
             .control(
-                reqwest::Method::POST,
+                http::Method::POST,
                 &format!("/sandboxes/{}/timeout", self.id),
             )
             .json(&json!({"timeout": lifetime.as_secs().max(1)}))
@@ -342,7 +618,7 @@ impl Sandbox {
         let mut execution = Execution::default();
         let run = async {
             let response = self
-                .data(reqwest::Method::POST, INTERPRETER_PORT, "/execute")
+                .data(http::Method::POST, INTERPRETER_PORT, "/execute")
                 .json(&body)
                 .send()
                 .await?;
@@ -392,18 +668,18 @@ impl Sandbox {
     /// The kernel contexts.
     pub async fn contexts(&self) -> Result<Vec<ContextInfo>, E2bError> {
         let response = self
-            .data(reqwest::Method::GET, INTERPRETER_PORT, "/contexts")
+            .data(http::Method::GET, INTERPRETER_PORT, "/contexts")
             .timeout(Duration::from_secs(30))
             .send()
             .await?;
-        Ok(success(response).await?.json().await?)
+        success(response).await?.json().await
     }
 
     /// Deletes a context, shutting its kernel down.
     pub async fn delete_context(&self, id: &str) -> Result<(), E2bError> {
         let response = self
             .data(
-                reqwest::Method::DELETE,
+                http::Method::DELETE,
                 INTERPRETER_PORT,
                 &format!("/contexts/{}", encode_query(id)),
             )
@@ -431,9 +707,9 @@ impl Sandbox {
         let mut stderr = Vec::new();
         let run = async {
             let response = self
-                .data(reqwest::Method::POST, ENVD_PORT, "/process.Process/Start")
-                .header("Content-Type", "application/connect+json")
-                .header("Connect-Protocol-Version", "1")
+                .data(http::Method::POST, ENVD_PORT, "/process.Process/Start")
+                .header("content-type", "application/connect+json")
+                .header("connect-protocol-version", "1")
                 .body(body)
                 .send()
                 .await?;
@@ -489,8 +765,8 @@ impl Sandbox {
     /// The pids of the processes started with [`Sandbox::run`] that still run.
     pub async fn processes(&self) -> Result<Vec<u32>, E2bError> {
         let response = self
-            .data(reqwest::Method::POST, ENVD_PORT, "/process.Process/List")
-            .header("Content-Type", "application/json")
+            .data(http::Method::POST, ENVD_PORT, "/process.Process/List")
+            .header("content-type", "application/json")
             .body("{}")
             .timeout(Duration::from_secs(30))
             .send()
@@ -510,17 +786,13 @@ impl Sandbox {
     /// Kills a process started with [`Sandbox::run`].
     pub async fn kill_process(&self, pid: u32) -> Result<(), E2bError> {
         let response = self
-            .data(
-                reqwest::Method::POST,
-                ENVD_PORT,
-                "/process.Process/SendSignal",
-            )
-            .header("Content-Type", "application/json")
+            .data(http::Method::POST, ENVD_PORT, "/process.Process/SendSignal")
+            .header("content-type", "application/json")
             .json(&json!({"process": {"pid": pid}, "signal": "SIGNAL_SIGKILL"}))
             .timeout(Duration::from_secs(30))
             .send()
             .await?;
-        if response.status() == reqwest::StatusCode::NOT_FOUND {
+        if response.status() == http::StatusCode::NOT_FOUND {
             return Ok(());
         }
         success(response).await.map(drop)
@@ -530,11 +802,11 @@ impl Sandbox {
     pub async fn write_file(&self, path: &str, bytes: Vec<u8>) -> Result<(), E2bError> {
         let response = self
             .data(
-                reqwest::Method::POST,
+                http::Method::POST,
                 ENVD_PORT,
                 &format!("/files?path={}", encode_query(path)),
             )
-            .header("Content-Type", "application/octet-stream")
+            .header("content-type", "application/octet-stream")
             .body(bytes)
             .timeout(Duration::from_secs(60))
             .send()
@@ -546,14 +818,14 @@ impl Sandbox {
     pub async fn read_file(&self, path: &str) -> Result<Vec<u8>, E2bError> {
         let response = self
             .data(
-                reqwest::Method::GET,
+                http::Method::GET,
                 ENVD_PORT,
                 &format!("/files?path={}", encode_query(path)),
             )
             .timeout(Duration::from_secs(60))
             .send()
             .await?;
-        Ok(success(response).await?.bytes().await?.to_vec())
+        success(response).await?.bytes().await
     }
 }
 
@@ -674,11 +946,83 @@ mod tests {
     use super::*;
 
     #[test]
-    fn https_is_refused_clearly() {
-        let error = E2bClient::new(E2bConfig::cloud("e2b_x")).unwrap_err();
-        assert!(error.to_string().contains("no TLS"), "{error}");
-        assert!(E2bClient::new(E2bConfig::single_url("ftp://x", None)).is_err());
-        assert!(E2bClient::new(E2bConfig::single_url("http://127.0.0.1:1/", None)).is_ok());
+    fn https_clients_build_and_bad_urls_are_refused() {
+        // E2B's cloud (https control plane, https per-port data plane) and any https service.
+        E2bClient::new(E2bConfig::cloud("e2b_x")).unwrap();
+        E2bClient::new(E2bConfig::single_url("https://sandbox.example.com/", None)).unwrap();
+        E2bClient::new(E2bConfig::single_url("http://127.0.0.1:1/", None)).unwrap();
+        for bad in [
+            "ftp://x",
+            "http://",
+            "https://",
+            "127.0.0.1:8080",
+            "http:// x",
+        ] {
+            let error = E2bClient::new(E2bConfig::single_url(bad, None)).unwrap_err();
+            assert!(matches!(error, E2bError::InvalidUrl(_)), "{bad}: {error}");
+            assert!(error.to_string().contains("invalid sandbox URL"), "{error}");
+        }
+    }
+
+    /// A TLS handshake with a server that answers in plain HTTP fails with a TLS error that
+    /// says so (rather than hanging, or passing for an HTTP error).
+    #[tokio::test]
+    async fn https_to_a_plain_http_server_is_a_clear_tls_error() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buffer = [0u8; 1024];
+                    let _ = socket.read(&mut buffer).await;
+                    let _ = socket
+                        .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                        .await;
+                });
+            }
+        });
+        let url = format!("https://127.0.0.1:{port}");
+        let client = E2bClient::new(E2bConfig::single_url(&url, None)).unwrap();
+        let error = client.create(Duration::from_secs(60)).await.unwrap_err();
+        assert!(matches!(error, E2bError::Tls { .. }), "{error:?}");
+        let text = error.to_string();
+        assert!(
+            text.starts_with(&format!("TLS handshake with {url}/sandboxes failed: ")),
+            "{text}"
+        );
+        // The same service over http answers (with its error status).
+        let client = E2bClient::new(E2bConfig::single_url(
+            format!("http://127.0.0.1:{port}"),
+            None,
+        ))
+        .unwrap();
+        let error = client.create(Duration::from_secs(60)).await.unwrap_err();
+        assert!(
+            matches!(error, E2bError::Status { status: 400, .. }),
+            "{error:?}"
+        );
+    }
+
+    /// Nothing listening: a connect error naming the URL, not a TLS error.
+    #[tokio::test]
+    async fn a_refused_connection_is_an_http_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let client = E2bClient::new(E2bConfig::single_url(
+            format!("https://127.0.0.1:{port}"),
+            None,
+        ))
+        .unwrap();
+        let error = client.create(Duration::from_secs(60)).await.unwrap_err();
+        assert!(matches!(error, E2bError::Http { .. }), "{error:?}");
+        assert!(
+            error.to_string().starts_with(&format!(
+                "sandbox request to https://127.0.0.1:{port}/sandboxes failed: "
+            )),
+            "{error}"
+        );
     }
 
     #[test]
