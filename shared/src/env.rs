@@ -97,6 +97,14 @@ pub trait EpisodeState: Send + 'static {
         None
     }
 
+    /// Called when the turn limit ends the episode, after its last call: a sentence for the
+    /// last observation, and terminal components to pay (an environment graded by its final
+    /// state grades it here). By default, [`EpisodeState::truncate`]'s sentence and nothing.
+    fn finish_at_turn_limit(&mut self) -> BoxFuture<'_, (Option<String>, Vec<Reward>)> {
+        let note = self.truncate();
+        Box::pin(async move { (note, Vec::new()) })
+    }
+
     /// A document the episode offers on the control plane at `GET /episodes/{id}/{name}`
     /// (e.g. `notebook`), or `None` when it has no such document.
     fn export(&self, name: &str) -> Option<Export> {

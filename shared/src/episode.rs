@@ -171,7 +171,7 @@ impl Episode {
             finished,
         } = outcome;
         let ended_by_env = finished.is_some();
-        let paid = self.ledger.pay(rewards, finished);
+        let mut paid = self.ledger.pay(rewards, finished);
         if ended_by_env {
             self.done = true;
         } else if self.turn >= self.max_turns {
@@ -181,9 +181,17 @@ impl Episode {
                 "The turn limit ({}) is reached; the episode is over.",
                 self.max_turns
             );
-            if let Some(extra) = state.truncate() {
+            let (extra, terminal) = state.finish_at_turn_limit().await;
+            if let Some(extra) = extra {
                 note.push(' ');
                 note.push_str(&extra);
+            }
+            if !terminal.is_empty() {
+                let final_paid = self.ledger.pay(Vec::new(), Some(terminal));
+                paid.total += final_paid.total;
+                for (name, value) in final_paid.components {
+                    *paid.components.entry(name).or_default() += value;
+                }
             }
             content.push(ContentBlock::text(note));
         }
@@ -381,5 +389,39 @@ mod tests {
         assert!((step["return"].as_f64().unwrap() - 0.2).abs() < 1e-9);
         let text = observation_text(&last.content);
         assert!(text.contains("turn limit (2)"), "{text}");
+    }
+
+    /// An episode graded by its final state, also when the turn limit ends it.
+    struct Graded;
+    impl EpisodeState for Graded {
+        fn call<'a>(&'a mut self, _: &'a str, _: JsonObject) -> BoxFuture<'a, StepOutcome> {
+            Box::pin(async { StepOutcome::ok("ok") })
+        }
+        fn finish_at_turn_limit(&mut self) -> BoxFuture<'_, (Option<String>, Vec<Reward>)> {
+            Box::pin(async { (Some("Graded.".into()), vec![Reward::new("success", 1.0)]) })
+        }
+    }
+
+    #[tokio::test]
+    async fn the_turn_limit_can_pay_a_final_grade_once() {
+        let mut ep = Episode::new(
+            EpisodeHeader {
+                id: "e2".into(),
+                env: "test",
+                task: "t".into(),
+                seed: 1,
+                max_turns: 1,
+            },
+            Box::new(Graded),
+            None,
+        );
+        let last = ep.step("x", JsonObject::new()).await;
+        let step = step_of(&last);
+        assert_eq!(step["truncated"], true);
+        assert_eq!(step["reward"], 1.0);
+        assert_eq!(step["reward_components"]["success"], 1.0);
+        assert!(observation_text(&last.content).contains("Graded."));
+        let after = ep.step("x", JsonObject::new()).await;
+        assert_eq!(step_of(&after)["return"], 1.0);
     }
 }
