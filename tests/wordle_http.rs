@@ -241,7 +241,7 @@ async fn serve_hosts_environments_by_name() {
         body["error"]
             .as_str()
             .unwrap()
-            .contains("unknown environment \"chess\"; this server hosts: jupyter, wordle")
+            .contains("unknown environment \"chess\"; this server hosts: desktop, jupyter, wordle")
     );
     // Every environment is there, each behind its own MCP endpoint.
     let jupyter = server

@@ -11,6 +11,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use mcpgym_desktop::display::DisplayPrograms;
+use mcpgym_desktop::env::{DesktopArgs, DesktopEnv, DesktopEnvConfig};
+use mcpgym_desktop::scale::Size;
+use mcpgym_desktop::session::{DesktopConfig, DisplayChoice};
+use mcpgym_desktop::worker::WorkerCommand;
 use mcpgym_jupyter::{E2bClient, E2bConfig, Jupyter, JupyterArgs, JupyterConfig};
 use mcpgym_sandbox::service::ServiceConfig;
 use mcpgym_shared::Environment;
@@ -55,9 +60,9 @@ enum Command {
         #[command(flatten, next_help_heading = "Jupyter")]
         jupyter: JupyterArgs,
         /// Where sandboxes come from: `local` runs the sandbox service inside this process on a
-        /// loopback port; an http:// URL reaches a remote `mcpgym sandbox` (its token, if any,
-        /// from MCPGYM_SANDBOX_TOKEN); `e2b` is E2B's cloud with E2B_API_KEY (needs TLS, which
-        /// this build lacks, so it is refused with a message).
+        /// loopback port; an http:// or https:// URL reaches a remote `mcpgym sandbox` (its
+        /// token, if any, from MCPGYM_SANDBOX_TOKEN); `e2b` is E2B's cloud with E2B_API_KEY
+        /// (over TLS, checked against the system's CA certificates).
         #[arg(
             long,
             value_name = "local|URL|e2b",
@@ -69,6 +74,21 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 2, help_heading = "Jupyter")]
         sandbox_pool: usize,
     },
+    /// Desktop: use a real Linux desktop (a private Xvfb display per episode) through
+    /// screenshots, mouse and keyboard, in the Anthropic, Qwen3-VL or OpenAI action format;
+    /// graded by the desktop's files, windows and clipboard when the episode ends.
+    Desktop {
+        #[command(flatten)]
+        transport: TransportArgs,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten, next_help_heading = "Desktop")]
+        desktop: DesktopArgs,
+    },
+    /// One desktop episode's worker (screenshots and input on $DISPLAY), spoken to over
+    /// stdin/stdout by the desktop environment.
+    #[command(hide = true)]
+    DesktopWorker,
     /// Host every environment behind one control plane: POST /episodes {"env": ...} picks one,
     /// /<env>/mcp serves each. Environments use their defaults; per-episode options adjust them.
     Serve {
@@ -141,11 +161,26 @@ fn main() -> anyhow::Result<()> {
             sandbox,
             sandbox_pool,
         } => run_jupyter(transport, common, jupyter, &sandbox, sandbox_pool),
+        Command::Desktop {
+            transport,
+            common,
+            desktop,
+        } => {
+            let desktops = DesktopRoot::new()?;
+            let config = DesktopEnvConfig::from_args(&desktop, desktops.config()?)
+                .map_err(anyhow::Error::msg)?;
+            let env: Arc<dyn Environment> = Arc::new(DesktopEnv::new(config));
+            run_env(env, transport, common)
+        }
+        Command::DesktopWorker => Ok(mcpgym_desktop::worker::serve_stdio()?),
         Command::Serve { http, common } => {
             let sandbox = LocalSandbox::start(2, JupyterConfig::default().cell_timeout.as_secs())?;
+            let desktops = DesktopRoot::new()?;
+            let desktop = DesktopEnvConfig::with_defaults(desktops.config()?);
             let envs: Vec<Arc<dyn Environment>> = vec![
                 Arc::new(Wordle::new(WordleConfig::default())),
                 Arc::new(Jupyter::new(sandbox.client()?, JupyterConfig::default())),
+                Arc::new(DesktopEnv::new(desktop)),
             ];
             let hub = Hub::new(envs, common.hub_settings()).context("cannot start")?;
             let options = HttpOptions {
@@ -282,6 +317,39 @@ impl LocalSandbox {
             Err(error) => tracing::warn!(%error, "the local sandbox service panicked"),
             Ok(Ok(())) => {}
         }
+    }
+}
+
+/// The folder desktop episodes live in (`$TMPDIR/mcpgym-desktop-PID`), removed when the
+/// process ends normally.
+struct DesktopRoot(std::path::PathBuf);
+
+impl DesktopRoot {
+    fn new() -> anyhow::Result<Self> {
+        let root = std::env::temp_dir().join(format!("mcpgym-desktop-{}", std::process::id()));
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("cannot create {}", root.display()))?;
+        Ok(Self(root))
+    }
+
+    /// Desktops made under this root by this binary's `desktop-worker`.
+    fn config(&self) -> anyhow::Result<DesktopConfig> {
+        Ok(DesktopConfig {
+            display: DisplayChoice::Virtual(Size {
+                width: 1280,
+                height: 800,
+            }),
+            programs: DisplayPrograms::default(),
+            worker: WorkerCommand::current_exe().context("cannot find this executable")?,
+            bwrap: "bwrap".into(),
+            root: self.0.clone(),
+        })
+    }
+}
+
+impl Drop for DesktopRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

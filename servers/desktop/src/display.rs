@@ -1,0 +1,275 @@
+//! X displays: a private Xvfb server with a window manager per episode, or an existing display.
+
+use std::io::BufRead;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+use crate::scale::Size;
+
+/// How long Xvfb may take to announce its display number.
+const XVFB_START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a display could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum DisplayError {
+    /// A program could not be started (not installed?).
+    #[error(
+        "cannot start {program}: {source}; install it with the project's setup script (.ci/setup)"
+    )]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Xvfb started but never announced a display.
+    #[error("Xvfb did not start: {0}")]
+    Xvfb(String),
+    /// A display name that is not `:N`.
+    #[error("invalid display {0:?}: give it as :N (e.g. :0)")]
+    BadName(String),
+}
+
+/// The programs a virtual display runs.
+#[derive(Debug, Clone)]
+pub struct DisplayPrograms {
+    /// The X server (`Xvfb`).
+    pub xvfb: PathBuf,
+    /// The window manager (`openbox`), or `None` for none.
+    pub window_manager: Option<PathBuf>,
+}
+
+impl Default for DisplayPrograms {
+    fn default() -> Self {
+        Self {
+            xvfb: "Xvfb".into(),
+            window_manager: Some("openbox".into()),
+        }
+    }
+}
+
+/// A running X display: either one this process started (and stops when dropped) or an
+/// existing one it only connects to.
+#[derive(Debug)]
+pub struct Display {
+    name: String,
+    number: u32,
+    // Held so dropping the display kills them (kill_on_drop).
+    xvfb: Option<Child>,
+    window_manager: Option<Child>,
+}
+
+impl Display {
+    /// Starts a private Xvfb display of `size` (24-bit colour, listening only on its unix
+    /// socket) and, if configured, a window manager on it. `scratch` is a folder the window
+    /// manager may use as its home.
+    pub async fn start_virtual(
+        size: Size,
+        programs: &DisplayPrograms,
+        scratch: &Path,
+    ) -> Result<Self, DisplayError> {
+        let (number, xvfb) = start_xvfb(size, &programs.xvfb).await?;
+        let name = format!(":{number}");
+        let window_manager = match &programs.window_manager {
+            Some(program) => Some(
+                die_with_parent(&mut Command::new(program))
+                    .arg("--sm-disable")
+                    .env_clear()
+                    .env("DISPLAY", &name)
+                    .env("HOME", scratch)
+                    .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .process_group(0)
+                    .kill_on_drop(true)
+                    .spawn()
+                    .map_err(|source| DisplayError::Spawn {
+                        program: program.display().to_string(),
+                        source,
+                    })?,
+            ),
+            None => None,
+        };
+        Ok(Self {
+            name,
+            number,
+            xvfb: Some(xvfb),
+            window_manager,
+        })
+    }
+
+    /// An existing display (`:N`), which this process neither starts nor stops.
+    pub fn existing(name: &str) -> Result<Self, DisplayError> {
+        let number = parse_display_name(name)?;
+        Ok(Self {
+            name: format!(":{number}"),
+            number,
+            xvfb: None,
+            window_manager: None,
+        })
+    }
+
+    /// The display's name, e.g. `:7`, as `DISPLAY` takes it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The path of the display's unix socket (bound into application jails).
+    pub fn socket_path(&self) -> PathBuf {
+        PathBuf::from(format!("/tmp/.X11-unix/X{}", self.number))
+    }
+
+    /// Whether this process started the display (and so owns it).
+    pub fn is_virtual(&self) -> bool {
+        self.xvfb.is_some()
+    }
+
+    /// Whether the X server is still running (always `true` for an existing display).
+    pub fn is_alive(&mut self) -> bool {
+        match &mut self.xvfb {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
+
+    /// The X server's process id, for virtual displays.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.xvfb.as_ref().and_then(Child::id)
+    }
+
+    /// Stops the window manager and the X server and waits for them.
+    pub async fn stop(mut self) {
+        for child in [self.window_manager.take(), self.xvfb.take()]
+            .into_iter()
+            .flatten()
+        {
+            stop_child(child).await;
+        }
+    }
+}
+
+/// Kills a child's process group and reaps it.
+pub(crate) async fn stop_child(mut child: Child) {
+    if let Some(pid) = child.id() {
+        // SAFETY: plain kill(2) on the group this child leads (spawned with process_group(0)).
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGKILL);
+        }
+    }
+    let _ = child.kill().await;
+}
+
+/// Makes a child get SIGKILL when this process dies, however it dies (a crash or SIGKILL
+/// leaves no chance to clean up, and an X server must not outlive its episode).
+pub(crate) fn die_with_parent(command: &mut Command) -> &mut Command {
+    // SAFETY: prctl is async-signal-safe.
+    unsafe { command.pre_exec(die_with_parent_now) }
+}
+
+fn die_with_parent_now() -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only changes this (child) process's own settings.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `:N` → N.
+pub fn parse_display_name(name: &str) -> Result<u32, DisplayError> {
+    name.strip_prefix(':')
+        .and_then(|rest| rest.split('.').next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| DisplayError::BadName(name.to_owned()))
+}
+
+/// Starts Xvfb with `-displayfd`, so the server picks a free display number itself and
+/// announces it once it accepts connections (no polling, no races between episodes).
+async fn start_xvfb(size: Size, program: &Path) -> Result<(u32, Child), DisplayError> {
+    let (read_end, write_end) = pipe().map_err(|e| DisplayError::Xvfb(e.to_string()))?;
+    let write_fd = write_end.as_raw_fd();
+    let mut command = Command::new(program);
+    command
+        .args(["-displayfd", "3", "-screen", "0"])
+        .arg(format!("{}x{}x24", size.width, size.height))
+        // The abstract "local" socket stays on: binding it is what makes -displayfd skip
+        // numbers in use (the filesystem socket would be silently replaced). Jails have no
+        // network namespace in common with the host, so they reach only the socket bound in.
+        .args(["-nolisten", "tcp", "-noreset"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: dup2 is async-signal-safe; it puts the pipe's write end at fd 3 in the child
+    // (without close-on-exec) for -displayfd.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::dup2(write_fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            die_with_parent_now()
+        });
+    }
+    let child = command.spawn().map_err(|source| DisplayError::Spawn {
+        program: program.display().to_string(),
+        source,
+    })?;
+    drop(write_end);
+    let read = tokio::task::spawn_blocking(move || {
+        // One line, not EOF: the number is all we need.
+        let mut reader = std::io::BufReader::new(std::fs::File::from(read_end));
+        let mut text = String::new();
+        reader.read_line(&mut text).map(|_| text)
+    });
+    let text = match tokio::time::timeout(XVFB_START_TIMEOUT, read).await {
+        Ok(Ok(Ok(text))) => text,
+        Ok(Ok(Err(e))) => return Err(DisplayError::Xvfb(e.to_string())),
+        Ok(Err(e)) => return Err(DisplayError::Xvfb(e.to_string())),
+        Err(_) => {
+            stop_child(child).await;
+            return Err(DisplayError::Xvfb(format!(
+                "no display announced within {XVFB_START_TIMEOUT:?}"
+            )));
+        }
+    };
+    match text.trim().parse() {
+        Ok(number) => Ok((number, child)),
+        Err(_) => {
+            stop_child(child).await;
+            Err(DisplayError::Xvfb(
+                "it exited before announcing a display (is another X server using every number, or is /tmp/.X11-unix not writable?)".into(),
+            ))
+        }
+    }
+}
+
+/// A pipe whose both ends close on exec.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two new descriptors into `fds`, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names() {
+        assert_eq!(parse_display_name(":0").unwrap(), 0);
+        assert_eq!(parse_display_name(":12.0").unwrap(), 12);
+        assert!(parse_display_name("12").is_err());
+        assert!(parse_display_name(":x").is_err());
+    }
+}

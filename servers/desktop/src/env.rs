@@ -1,0 +1,696 @@
+//! The desktop environment: tools in one of three action spaces, one desktop per episode, and
+//! a grader that checks the desktop's real state when the episode ends.
+//!
+//! - `start` makes the episode's home, writes the task's files, starts a display (or takes the
+//!   existing one), a worker on it and the task's applications in a jail, and waits until
+//!   their windows are up.
+//! - Every action is translated into a canonical [`Action`] in screen pixels (coordinates
+//!   bounds-checked in the model's space and scaled), performed by the worker, and — for
+//!   actions that change the screen — answered with a fresh screenshot after a settle delay.
+//! - `terminate(status)` (or the turn limit) ends the episode: the grader reads the home
+//!   folder, the window titles and the clipboard. The claimed status is recorded, never paid.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ContentBlock, JsonObject, Tool};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use mcpgym_shared::reward::Reward;
+use mcpgym_shared::{
+    BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, StepOutcome, TaskSet,
+};
+
+use crate::action::{Action, Point, Rect, TerminateStatus};
+use crate::grading::{DesktopSnapshot, Grade, grade};
+use crate::input::plan;
+use crate::scale::{ScaleMode, Scaling, Size};
+use crate::session::{Desktop, DesktopConfig, DisplayChoice, JAIL_HOME};
+use crate::spaces::{anthropic, openai, qwen3vl};
+use crate::tasks::{self, DesktopTask};
+use crate::tools::{ACTION_TOOLS, ActionSpace, tools};
+use crate::worker::{Reply, Request, WorkerError};
+
+/// Default tool calls per episode.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// Default settle delay before an action's screenshot, in milliseconds.
+pub const DEFAULT_SETTLE_MS: u64 = 150;
+/// How long `run_command` may run.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long start-up waits for the task's windows to appear.
+const WINDOWS_TIMEOUT: Duration = Duration::from_secs(8);
+/// The longest edge of an image sent to the model (Claude's limit).
+const MAX_IMAGE_EDGE: u32 = 1568;
+
+/// How the grade becomes reward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewardMode {
+    /// `success`: 1 when every check of the task passes, else 0.
+    #[default]
+    Sparse,
+    /// `success`: the fraction of the task's checks that pass.
+    Partial,
+}
+
+/// The desktop environment's own flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DesktopArgs {
+    /// `virtual`: a private Xvfb display per episode; `:N`: drive an existing display, one
+    /// episode at a time.
+    #[arg(long, value_name = "virtual|:N", default_value = "virtual")]
+    pub display: String,
+    /// Screen size of virtual displays.
+    #[arg(long, value_name = "WxH", default_value = "1280x800")]
+    pub size: Size,
+    /// Screenshot size for the model (`auto`: at most 1568 px on the long edge and about
+    /// 1.15 megapixels; `xga` 1024x768; `wxga` 1280x800; `none`; or `WxH`). The model's
+    /// coordinates are mapped back to the screen.
+    #[arg(long, value_name = "auto|xga|wxga|none|WxH", default_value = "auto")]
+    pub scale: ScaleMode,
+    /// The action format the tools speak.
+    #[arg(long, value_enum, default_value_t = ActionSpace::Anthropic)]
+    pub action_space: ActionSpace,
+    /// Milliseconds to let the screen settle before the screenshot an action returns.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_SETTLE_MS)]
+    pub settle_ms: u64,
+    /// Do not return a screenshot after actions (the agent calls `screenshot` itself).
+    #[arg(long)]
+    pub no_action_screenshots: bool,
+    /// List `run_command` to the agent (it lets the agent bypass the GUI).
+    #[arg(long)]
+    pub allow_shell: bool,
+    /// How the grade is paid.
+    #[arg(long, value_enum, default_value_t = RewardMode::Sparse)]
+    pub reward: RewardMode,
+}
+
+/// How the desktop environment is set up.
+#[derive(Debug, Clone)]
+pub struct DesktopEnvConfig {
+    /// How desktops are made.
+    pub desktop: DesktopConfig,
+    /// Screenshot scaling.
+    pub scale: ScaleMode,
+    /// The action format.
+    pub action_space: ActionSpace,
+    /// Settle delay before an action's screenshot; `None` returns no screenshot.
+    pub settle: Option<Duration>,
+    /// Whether `run_command` is listed to the agent.
+    pub allow_shell: bool,
+    /// The default reward mode.
+    pub reward: RewardMode,
+}
+
+impl DesktopEnvConfig {
+    /// The defaults of every flag, with desktops made as `desktop` says.
+    pub fn with_defaults(desktop: DesktopConfig) -> Self {
+        Self {
+            desktop,
+            scale: ScaleMode::default(),
+            action_space: ActionSpace::Anthropic,
+            settle: Some(Duration::from_millis(DEFAULT_SETTLE_MS)),
+            allow_shell: false,
+            reward: RewardMode::Sparse,
+        }
+    }
+
+    /// The configuration the flags describe, with desktops made as `desktop` says except for
+    /// the display choice, which the flags give.
+    pub fn from_args(args: &DesktopArgs, mut desktop: DesktopConfig) -> Result<Self, String> {
+        desktop.display = if args.display == "virtual" {
+            DisplayChoice::Virtual(args.size)
+        } else {
+            crate::display::parse_display_name(&args.display).map_err(|e| e.to_string())?;
+            DisplayChoice::Existing(args.display.clone())
+        };
+        Ok(Self {
+            desktop,
+            scale: args.scale,
+            action_space: args.action_space,
+            settle: (!args.no_action_screenshots).then(|| Duration::from_millis(args.settle_ms)),
+            allow_shell: args.allow_shell,
+            reward: args.reward,
+        })
+    }
+}
+
+/// Options an episode may set (`POST /episodes {"options": {...}}`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DesktopOptions {
+    reward: Option<RewardMode>,
+}
+
+const INSTRUCTIONS: &str = "A Linux desktop (X11, openbox) with the task's applications open. \
+Call get_task() to read the task. Look with screenshot, act with the mouse and keyboard tools; \
+coordinates are pixels of the screenshots. When the desktop is in the state the task asks \
+for, call terminate(status): the desktop itself (files, window titles, clipboard) is graded.";
+
+/// The desktop environment.
+#[derive(Debug)]
+pub struct DesktopEnv {
+    config: DesktopEnvConfig,
+    tools: Vec<Tool>,
+    tasks: TaskSet,
+    /// One episode at a time on an existing display.
+    exclusive: Option<Arc<Semaphore>>,
+}
+
+impl DesktopEnv {
+    /// The environment with the built-in tasks.
+    pub fn new(config: DesktopEnvConfig) -> Self {
+        let exclusive = matches!(config.desktop.display, DisplayChoice::Existing(_))
+            .then(|| Arc::new(Semaphore::new(1)));
+        Self {
+            tools: tools(config.action_space, config.allow_shell),
+            tasks: tasks::task_set(),
+            exclusive,
+            config,
+        }
+    }
+
+    async fn start_episode(&self, spec: &EpisodeSpec) -> Result<DesktopEpisode, StartError> {
+        let options: DesktopOptions = serde_json::from_value(Value::Object(spec.options.clone()))
+            .map_err(|error| {
+            StartError::InvalidOptions(format!(
+                "invalid desktop options ({error}); allowed: {{\"reward\": \"sparse\"|\"partial\"}}"
+            ))
+        })?;
+        let task = tasks::task(&spec.task).ok_or_else(|| {
+            StartError::InvalidOptions(format!("unknown desktop task {:?}", spec.task))
+        })?;
+        let permit = match &self.exclusive {
+            Some(semaphore) => Some(semaphore.clone().try_acquire_owned().map_err(|_| {
+                StartError::Unavailable(
+                    "the display is in use by another episode; end that episode first (or use --display virtual for one display per episode)".into(),
+                )
+            })?),
+            None => None,
+        };
+        let name = format!("{:016x}", spec.rng().next_u64() ^ unique());
+        let started = std::time::Instant::now();
+        let mut desktop = Desktop::start(&self.config.desktop, &name, task.files, task.launch)
+            .await
+            .map_err(|error| StartError::Unavailable(format!("cannot start a desktop: {error}")))?;
+        let display_ready = started.elapsed();
+        wait_for_windows(&mut desktop, task.launch.len()).await;
+        tracing::debug!(
+            task = task.id,
+            display = desktop.display_name(),
+            ?display_ready,
+            windows_ready = ?started.elapsed(),
+            "desktop started"
+        );
+        let scaling = Scaling::new(desktop.screen(), self.config.scale);
+        Ok(DesktopEpisode {
+            desktop: Some(desktop),
+            task,
+            scaling,
+            space: self.config.action_space,
+            settle: self.config.settle,
+            reward: options.reward.unwrap_or(self.config.reward),
+            prompt_shown: false,
+            grade: None,
+            claimed: None,
+            _permit: permit,
+        })
+    }
+}
+
+/// A number that differs between episodes started with the same seed.
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    (u64::from(std::process::id()) << 32) ^ NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Waits until the task's applications have mapped their windows and one has the focus (or
+/// a timeout), so the first screenshot shows them and the first keys reach them.
+async fn wait_for_windows(desktop: &mut Desktop, apps: usize) {
+    if apps == 0 {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + WINDOWS_TIMEOUT;
+    while tokio::time::Instant::now() < deadline {
+        match desktop.request(&Request::Windows).await {
+            // Input typed before a window has the focus would be lost.
+            Ok(Reply::Windows {
+                titles, focused, ..
+            }) if titles.len() >= apps && focused => return,
+            Ok(_) => {}
+            Err(_) => return,
+        }
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    tracing::warn!("the task's windows did not all appear in time");
+}
+
+impl Environment for DesktopEnv {
+    fn name(&self) -> &'static str {
+        "desktop"
+    }
+
+    fn instructions(&self) -> &str {
+        INSTRUCTIONS
+    }
+
+    fn tasks(&self) -> &TaskSet {
+        &self.tasks
+    }
+
+    fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    fn default_max_turns(&self) -> u32 {
+        DEFAULT_MAX_TURNS
+    }
+
+    fn start<'a>(
+        &'a self,
+        spec: &'a EpisodeSpec,
+    ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>> {
+        Box::pin(async move {
+            self.start_episode(spec)
+                .await
+                .map(|episode| Box::new(episode) as Box<dyn EpisodeState>)
+        })
+    }
+}
+
+/// One episode: its desktop, its task, how it scales and what it was graded.
+pub struct DesktopEpisode {
+    desktop: Option<Desktop>,
+    task: &'static DesktopTask,
+    scaling: Scaling,
+    space: ActionSpace,
+    settle: Option<Duration>,
+    reward: RewardMode,
+    prompt_shown: bool,
+    grade: Option<Grade>,
+    claimed: Option<TerminateStatus>,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// What went wrong performing an action.
+enum Failure {
+    /// The action was refused; the episode goes on.
+    Refused(String),
+    /// The display or its worker is gone; the episode must end.
+    DisplayGone(String),
+    /// The worker failed; whether the display is gone is decided by looking at it.
+    Worker(WorkerError),
+}
+
+impl From<WorkerError> for Failure {
+    fn from(error: WorkerError) -> Self {
+        Failure::Worker(error)
+    }
+}
+
+impl DesktopEpisode {
+    /// The canonical action a tool call asks for.
+    fn action(&self, tool: &str, arguments: JsonObject) -> Result<Action, String> {
+        let screen = self.scaling.screen;
+        match (self.space, tool) {
+            (_, "terminate") => {
+                let mut input = arguments;
+                input.insert("action".into(), "terminate".into());
+                anthropic::parse(&input, &self.scaling).map_err(|e| e.to_string())
+            }
+            (_, "screenshot") if arguments.is_empty() => Ok(Action::Screenshot),
+            (ActionSpace::Anthropic, "computer") => {
+                anthropic::parse(&arguments, &self.scaling).map_err(|e| e.to_string())
+            }
+            (ActionSpace::Anthropic, name) if ACTION_TOOLS.contains(&name) => {
+                if arguments.contains_key("action") {
+                    return Err(format!(
+                        "{name} takes no \"action\" argument (the tool's name is the action); to pass computer_20251124 input unchanged, call the computer tool"
+                    ));
+                }
+                let mut input = arguments;
+                input.insert("action".into(), name.into());
+                anthropic::parse(&input, &self.scaling).map_err(|e| e.to_string())
+            }
+            (ActionSpace::Qwen3vl, "computer_use") => {
+                qwen3vl::parse(&arguments, screen).map_err(|e| e.to_string())
+            }
+            (ActionSpace::Openai, "computer") => match arguments.get("action") {
+                Some(Value::Object(action)) => {
+                    openai::parse(action, &self.scaling).map_err(|e| e.to_string())
+                }
+                _ => Err("computer takes {\"action\": {...}}, an OpenAI computer-use action, e.g. {\"action\": {\"type\": \"click\", \"x\": 100, \"y\": 200, \"button\": \"left\"}}".into()),
+            },
+            (_, "screenshot") => Err("screenshot takes no arguments; call it with {}".into()),
+            (_, other) => Err(format!("{other} is not an action tool")),
+        }
+    }
+
+    fn desktop(&mut self) -> Result<&mut Desktop, Failure> {
+        self.desktop
+            .as_mut()
+            .ok_or_else(|| Failure::DisplayGone("the desktop is already closed".into()))
+    }
+
+    /// A screenshot of the whole screen, scaled for the model.
+    async fn screenshot(&mut self) -> Result<ContentBlock, Failure> {
+        let resize_to = (!self.scaling.is_identity())
+            .then_some((self.scaling.model.width, self.scaling.model.height));
+        let reply = self
+            .desktop()?
+            .request(&Request::Capture {
+                region: None,
+                resize_to,
+            })
+            .await?;
+        png_content(reply)
+    }
+
+    /// Performs an action; the content the model sees.
+    async fn perform(&mut self, action: &Action) -> Result<Vec<ContentBlock>, Failure> {
+        let (sx, sy) = (self.scaling.model.width, self.scaling.model.height);
+        match action {
+            Action::Screenshot => Ok(vec![self.screenshot().await?]),
+            Action::ScreenSize => Ok(vec![ContentBlock::text(format!("{sx}x{sy}"))]),
+            Action::CursorPosition => {
+                let reply = self.desktop()?.request(&Request::Cursor).await?;
+                let Reply::Cursor { x, y } = reply else {
+                    return Err(Failure::DisplayGone(format!("unexpected reply {reply:?}")));
+                };
+                let point = Point {
+                    x: x.max(0) as u32,
+                    y: y.max(0) as u32,
+                };
+                let (mx, my) = self.scaling.to_model(point);
+                Ok(vec![ContentBlock::text(format!("X={mx},Y={my}"))])
+            }
+            Action::Wait { duration } => {
+                tokio::time::sleep(*duration).await;
+                Ok(vec![self.screenshot().await?])
+            }
+            Action::Zoom { region } => Ok(vec![self.zoom(*region).await?]),
+            Action::Answer { text } => {
+                Ok(vec![ContentBlock::text(format!("Answer recorded: {text}"))])
+            }
+            Action::Terminate { .. } => Ok(Vec::new()),
+            input => {
+                let Some(steps) = plan(input) else {
+                    return Err(Failure::Refused("this action is not supported".into()));
+                };
+                self.desktop()?.request(&Request::Input { steps }).await?;
+                let mut content = vec![ContentBlock::text(describe(input, &self.scaling))];
+                if let Some(settle) = self.settle {
+                    tokio::time::sleep(settle).await;
+                    content.push(self.screenshot().await?);
+                }
+                Ok(content)
+            }
+        }
+    }
+
+    /// A region at full resolution (shrunk only if it exceeds the image size limit).
+    async fn zoom(&mut self, region: Rect) -> Result<ContentBlock, Failure> {
+        let (width, height) = (region.x2 - region.x1, region.y2 - region.y1);
+        let long = width.max(height);
+        let resize_to = (long > MAX_IMAGE_EDGE).then(|| {
+            (
+                (u64::from(width) * u64::from(MAX_IMAGE_EDGE) / u64::from(long)).max(1) as u32,
+                (u64::from(height) * u64::from(MAX_IMAGE_EDGE) / u64::from(long)).max(1) as u32,
+            )
+        });
+        let reply = self
+            .desktop()?
+            .request(&Request::Capture {
+                region: Some(region),
+                resize_to,
+            })
+            .await?;
+        png_content(reply)
+    }
+
+    /// Grades the desktop as it is now.
+    async fn grade_now(&mut self) -> Grade {
+        let Some(desktop) = self.desktop.as_mut() else {
+            return Grade {
+                passed: false,
+                checks: Vec::new(),
+            };
+        };
+        let window_titles = match desktop.request(&Request::Windows).await {
+            Ok(Reply::Windows { titles, .. }) => titles,
+            _ => Vec::new(),
+        };
+        let snapshot = DesktopSnapshot {
+            home: desktop.home().to_path_buf(),
+            window_titles,
+            clipboard: desktop.clipboard().await,
+        };
+        grade(self.task, &snapshot).await
+    }
+
+    /// The terminal reward for a grade.
+    fn terminal(&self, grade: &Grade) -> Vec<Reward> {
+        let value = match self.reward {
+            RewardMode::Sparse => f64::from(u8::from(grade.passed)),
+            RewardMode::Partial if grade.checks.is_empty() => f64::from(u8::from(grade.passed)),
+            RewardMode::Partial => {
+                grade.checks.iter().filter(|c| c.passed).count() as f64 / grade.checks.len() as f64
+            }
+        };
+        vec![Reward::new("success", value)]
+    }
+
+    /// Ends the episode: grade, pay, stop nothing yet (close does).
+    async fn finish(&mut self, status: Option<TerminateStatus>) -> StepOutcome {
+        self.claimed = status;
+        let grade = self.grade_now().await;
+        let terminal = self.terminal(&grade);
+        let passed = grade.checks.iter().filter(|c| c.passed).count();
+        let verdict = if grade.passed {
+            "The task is complete".to_owned()
+        } else {
+            format!(
+                "The task is not complete ({passed} of {} checks pass)",
+                grade.checks.len()
+            )
+        };
+        let claim = match status {
+            Some(TerminateStatus::Success) => "you reported success",
+            Some(TerminateStatus::Failure) => "you reported failure",
+            None => "the episode ended",
+        };
+        let structured = json!({
+            "passed": grade.passed,
+            "checks_passed": passed,
+            "checks": grade.checks.len(),
+            "claimed": status,
+        });
+        self.grade = Some(grade);
+        StepOutcome::ok(format!("{verdict}; {claim}. The episode is over."))
+            .with_structured(structured)
+            .finish(terminal)
+    }
+
+    fn with_prompt(&mut self, mut outcome: StepOutcome) -> StepOutcome {
+        if !self.prompt_shown {
+            self.prompt_shown = true;
+            outcome.content.insert(
+                0,
+                ContentBlock::text(format!("Task: {}\n---", self.task.instruction)),
+            );
+        }
+        outcome
+    }
+
+    async fn run_command(&mut self, arguments: JsonObject) -> StepOutcome {
+        let command = match arguments.get("command") {
+            Some(Value::String(command)) if !command.trim().is_empty() => command.clone(),
+            _ => {
+                return StepOutcome::error(
+                    "run_command takes {\"command\": \"ls -l\"}: a non-empty /bin/sh command line",
+                );
+            }
+        };
+        let Some(desktop) = self.desktop.as_ref() else {
+            return StepOutcome::error("The desktop is closed.");
+        };
+        match desktop.run_command(&command, COMMAND_TIMEOUT).await {
+            Ok(output) => {
+                let status = match (output.timed_out, output.exit_code) {
+                    (true, _) => format!("killed after {} s", COMMAND_TIMEOUT.as_secs()),
+                    (false, Some(code)) => format!("exit code {code}"),
+                    (false, None) => "killed by a signal".into(),
+                };
+                StepOutcome::ok(format!(
+                    "{status} (in {JAIL_HOME})\n--- stdout\n{}\n--- stderr\n{}",
+                    output.stdout, output.stderr
+                ))
+                .with_structured(json!({
+                    "exit_code": output.exit_code,
+                    "stdout": output.stdout,
+                    "stderr": output.stderr,
+                    "timed_out": output.timed_out,
+                }))
+            }
+            Err(error) => StepOutcome::error(format!("The command could not run: {error}")),
+        }
+    }
+
+    async fn step(&mut self, tool: &str, arguments: JsonObject) -> StepOutcome {
+        match tool {
+            "get_task" => {
+                self.prompt_shown = true;
+                return StepOutcome::ok(self.task.instruction).with_structured(
+                    json!({"id": self.task.id, "instruction": self.task.instruction}),
+                );
+            }
+            "run_command" => return self.run_command(arguments).await,
+            _ => {}
+        }
+        let action = match self.action(tool, arguments) {
+            Ok(action) => action,
+            Err(message) => return self.with_prompt(StepOutcome::error(message)),
+        };
+        if let Action::Terminate { status } = action {
+            return self.finish(Some(status)).await;
+        }
+        let failure = match self.perform(&action).await {
+            Ok(content) => {
+                return self.with_prompt(StepOutcome {
+                    content,
+                    ..StepOutcome::default()
+                });
+            }
+            Err(Failure::Worker(error)) => {
+                let alive = self.desktop.as_mut().is_some_and(Desktop::is_alive);
+                match error {
+                    WorkerError::Failed(message) if alive => {
+                        Failure::Refused(format!("The desktop could not do that: {message}."))
+                    }
+                    other => Failure::DisplayGone(other.to_string()),
+                }
+            }
+            Err(other) => other,
+        };
+        match failure {
+            Failure::Refused(message) | Failure::Worker(WorkerError::Failed(message)) => {
+                self.with_prompt(StepOutcome::error(message))
+            }
+            Failure::Worker(error) => self.with_prompt(StepOutcome::error(error.to_string())),
+            Failure::DisplayGone(message) => {
+                tracing::warn!(task = self.task.id, %message, "an episode's display stopped");
+                let mut outcome = StepOutcome::error(format!(
+                    "The desktop's display stopped working ({message}); the episode is over and was not graded as done. Start a new episode."
+                ));
+                outcome.finished = Some(vec![Reward::new("success", 0.0)]);
+                if let Some(desktop) = self.desktop.take() {
+                    tokio::spawn(desktop.stop());
+                }
+                outcome
+            }
+        }
+    }
+}
+
+/// The PNG of a capture reply as MCP image content (the worker's base64, not copied).
+fn png_content(reply: Reply) -> Result<ContentBlock, Failure> {
+    match reply {
+        Reply::Png { base64, .. } => Ok(ContentBlock::image(base64, "image/png")),
+        other => Err(Failure::DisplayGone(format!(
+            "unexpected reply {other:?} to a capture"
+        ))),
+    }
+}
+
+/// A short line saying what an input action did, in the model's coordinates.
+fn describe(action: &Action, scaling: &Scaling) -> String {
+    let at = |p: &Point| {
+        let (x, y) = scaling.to_model(*p);
+        format!("[{x}, {y}]")
+    };
+    match action {
+        Action::MouseMove { to } => format!("Moved the pointer to {}.", at(to)),
+        Action::Click {
+            at: Some(p),
+            count,
+            button,
+            ..
+        } => format!("Clicked {button:?} ×{count} at {}.", at(p)).to_lowercase(),
+        Action::Click { count, button, .. } => {
+            format!("Clicked {button:?} ×{count} at the pointer.").to_lowercase()
+        }
+        Action::Drag { path } => match (path.first(), path.last()) {
+            (Some(a), Some(b)) => format!("Dragged from {} to {}.", at(a), at(b)),
+            _ => "Dragged.".into(),
+        },
+        Action::DragFromPointer { to } => format!("Dragged from the pointer to {}.", at(to)),
+        Action::MouseDown { .. } => "Pressed the button.".into(),
+        Action::MouseUp { .. } => "Released the button.".into(),
+        Action::Scroll {
+            direction, amount, ..
+        } => format!("Scrolled {direction:?} {amount} clicks.").to_lowercase(),
+        Action::Type { text } => format!("Typed {} characters.", text.chars().count()),
+        Action::Key { chords } => format!("Pressed {} key chord(s).", chords.len()),
+        Action::HoldKey { duration, .. } => {
+            format!("Held the key for {:.1} s.", duration.as_secs_f64())
+        }
+        _ => "Done.".into(),
+    }
+}
+
+impl EpisodeState for DesktopEpisode {
+    fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
+        Box::pin(self.step(tool, arguments))
+    }
+
+    fn reveal(&self) -> JsonObject {
+        let mut reveal = JsonObject::new();
+        if let Some(grade) = &self.grade {
+            reveal.insert("passed".into(), grade.passed.into());
+            reveal.insert(
+                "checks".into(),
+                grade
+                    .checks
+                    .iter()
+                    .map(
+                        |c| json!({"check": c.description, "passed": c.passed, "detail": c.detail}),
+                    )
+                    .collect(),
+            );
+        }
+        if let Some(claimed) = self.claimed {
+            reveal.insert("claimed".into(), json!(claimed));
+        }
+        reveal
+    }
+
+    fn over_message(&self) -> &str {
+        "The episode is over (the desktop was graded); start a new episode."
+    }
+
+    fn finish_at_turn_limit(&mut self) -> BoxFuture<'_, (Option<String>, Vec<Reward>)> {
+        Box::pin(async move {
+            let grade = self.grade_now().await;
+            let terminal = self.terminal(&grade);
+            let note = if grade.passed {
+                "The desktop was graded: the task is complete."
+            } else {
+                "The desktop was graded: the task is not complete."
+            };
+            self.grade = Some(grade);
+            (Some(note.to_owned()), terminal)
+        })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+        let desktop = self.desktop;
+        Box::pin(async move {
+            if let Some(desktop) = desktop {
+                desktop.stop().await;
+            }
+        })
+    }
+}
