@@ -17,6 +17,8 @@ use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::json;
 
+pub mod desktop;
+
 /// What to benchmark.
 #[derive(Debug, clap::Subcommand)]
 pub enum BenchTarget {
@@ -26,6 +28,9 @@ pub enum BenchTarget {
     /// Jupyter: sandbox ready from the warm pool, `1+1` through MCP, executions per second with
     /// several episodes, and memory per idle sandbox.
     Jupyter(JupyterBench),
+    /// Desktop: episode start to first screenshot, the screenshot tool, a click with its
+    /// screenshot, and desktops held at one action per second each.
+    Desktop(desktop::DesktopBench),
 }
 
 /// Jupyter benchmark settings.
@@ -89,6 +94,7 @@ pub enum Phase {
 pub fn run(target: BenchTarget) -> anyhow::Result<()> {
     match target {
         BenchTarget::Jupyter(bench) => run_jupyter(bench),
+        BenchTarget::Desktop(bench) => desktop::run(bench),
         BenchTarget::Wordle(bench) => {
             // One thread: the load generator should leave the other core to the server.
             let runtime = tokio::runtime::Builder::new_current_thread()
