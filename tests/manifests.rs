@@ -62,12 +62,25 @@ async fn stdio_entries_start_a_working_server() {
                 .collect();
             let client = stdio_client(&args).await;
             let tools = client.list_all_tools().await.unwrap();
-            let expected = if args[0] == "wordle" {
-                "guess"
-            } else {
-                "final_answer"
+            let expected = match args[0] {
+                "wordle" => "guess",
+                "desktop" => "computer",
+                _ => "final_answer",
             };
             assert!(tools.iter().any(|t| t.name == expected), "{path} {args:?}");
+            if args[0] == "desktop" {
+                // A real private display answers.
+                let shot = client
+                    .call_tool(call("screenshot", Default::default()))
+                    .await
+                    .unwrap();
+                assert!(
+                    shot.content
+                        .iter()
+                        .any(|c| matches!(c, rmcp::model::ContentBlock::Image(_))),
+                    "{path}: a screenshot"
+                );
+            }
             client.cancel().await.unwrap();
         }
     }
