@@ -9,22 +9,11 @@ use std::time::Duration;
 
 use base64::Engine;
 use common::*;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 /// A task whose desktop is one xterm in the home folder.
 const XTERM_TASK: &str = "desktop-train-000";
-
-fn args(value: Value) -> JsonObject {
-    value.as_object().unwrap().clone()
-}
-
-async fn act(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
-    client
-        .call_tool(call(tool, args(arguments)))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} call failed: {e}"))
-}
 
 /// The PNG images of a result, decoded.
 fn images(result: &CallToolResult) -> Vec<image::RgbaImage> {

@@ -8,19 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use mcpgym_desktop::tasks::{DemoStep, DesktopTask, catalog};
-use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-
-fn args(value: Value) -> rmcp::model::JsonObject {
-    value.as_object().unwrap().clone()
-}
-
-async fn act(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
-    client
-        .call_tool(call(tool, args(arguments)))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} call failed: {e}"))
-}
 
 /// The tool call a demo step becomes.
 fn demo_call(step: &DemoStep) -> (&'static str, Value) {

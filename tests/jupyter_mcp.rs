@@ -15,10 +15,6 @@ const TASK: &str = "jupyter-train-000";
 /// The agent-side computation of the task's answer, as a cell.
 const SOLVE: &str = "import csv\nrows = list(csv.DictReader(open('sales.csv')))\nprint(f\"{sum(int(r['units']) * float(r['unit_price']) for r in rows if r['region'] == 'North'):.2f}\")";
 
-fn args(value: Value) -> rmcp::model::JsonObject {
-    value.as_object().unwrap().clone()
-}
-
 async fn cell(client: &Client, code: &str) -> CallToolResult {
     client
         .call_tool(call(

@@ -303,3 +303,17 @@ impl HttpServer {
         self.child.id()
     }
 }
+
+/// A JSON object literal as tool arguments.
+pub fn args(value: Value) -> JsonObject {
+    value.as_object().expect("arguments are an object").clone()
+}
+
+/// Calls a tool with JSON arguments. A refused call is a result (see [`is_error`]); only a
+/// failed exchange panics.
+pub async fn act(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    client
+        .call_tool(call(tool, args(arguments)))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} call failed: {e}"))
+}
