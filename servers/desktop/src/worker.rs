@@ -19,9 +19,9 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::action::{MouseButton, Rect};
 
-/// The longest any single request may take before the worker is presumed hung (the longest
-/// action is a 100 s hold or wait).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(130);
+/// Time a request may take beyond its own pauses and typing before the worker is presumed
+/// hung.
+const REQUEST_MARGIN: Duration = Duration::from_secs(30);
 
 /// Which way a key or button goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +101,27 @@ pub enum Request {
     Cursor,
     /// The titles of the display's windows.
     Windows,
+}
+
+impl Request {
+    /// How long the worker may take to answer: the request's own pauses, about 30 ms per
+    /// typed character (XTEST delays each press and release), and a margin.
+    pub fn budget(&self) -> Duration {
+        let own = match self {
+            Request::Input { steps } => steps
+                .iter()
+                .map(|step| match step {
+                    InputStep::Sleep { ms } => Duration::from_millis(*ms),
+                    InputStep::Text { text } => {
+                        Duration::from_millis(30) * text.chars().count() as u32
+                    }
+                    _ => Duration::from_millis(50),
+                })
+                .sum(),
+            _ => Duration::ZERO,
+        };
+        own + REQUEST_MARGIN
+    }
 }
 
 /// What a worker answers.
@@ -256,10 +277,11 @@ impl WorkerClient {
             serde_json::from_str::<Reply>(&self.line)
                 .map_err(|e| WorkerError::Protocol(format!("an unreadable line: {e}")))
         };
-        match tokio::time::timeout(REQUEST_TIMEOUT, exchange).await {
+        let budget = request.budget();
+        match tokio::time::timeout(budget, exchange).await {
             Ok(Ok(Reply::Error { message })) => Err(WorkerError::Failed(message)),
             Ok(result) => result,
-            Err(_) => Err(WorkerError::Timeout(REQUEST_TIMEOUT)),
+            Err(_) => Err(WorkerError::Timeout(budget)),
         }
     }
 
@@ -588,6 +610,21 @@ mod tests {
         let line = serde_json::to_string(&request).unwrap();
         assert!(!line.contains('\n'));
         assert_eq!(serde_json::from_str::<Request>(&line).unwrap(), request);
+    }
+
+    #[test]
+    fn long_input_gets_a_longer_budget() {
+        let short = Request::Input { steps: vec![] }.budget();
+        let typing = Request::Input {
+            steps: vec![
+                InputStep::Text {
+                    text: "x".repeat(10_000),
+                },
+                InputStep::Sleep { ms: 100_000 },
+            ],
+        };
+        assert!(typing.budget() >= short + Duration::from_secs(100 + 300));
+        assert_eq!(Request::Cursor.budget(), REQUEST_MARGIN);
     }
 
     #[test]
