@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use mcpgym_jail::HostUser;
 use tokio::process::{Child, Command};
 
 use crate::scale::Size;
@@ -67,16 +68,24 @@ impl Display {
     /// Starts a private Xvfb display of `size` (24-bit colour, listening only on its unix
     /// socket) and, if configured, a window manager on it. `scratch` is a folder the window
     /// manager may use as its home.
+    ///
+    /// With `run_as` (the episode's leased host user, when the server is root) both run as
+    /// that unprivileged user with no-new-privileges, so nothing on the display side holds
+    /// host root; `scratch` must then belong to it.
     pub async fn start_virtual(
         size: Size,
         programs: &DisplayPrograms,
         scratch: &Path,
+        run_as: Option<HostUser>,
     ) -> Result<Self, DisplayError> {
-        let (number, xvfb) = start_xvfb(size, &programs.xvfb).await?;
+        if run_as.is_some() {
+            socket_dir()?;
+        }
+        let (number, xvfb) = start_xvfb(size, &programs.xvfb, run_as).await?;
         let name = format!(":{number}");
         let window_manager = match &programs.window_manager {
             Some(program) => Some(
-                die_with_parent(&mut Command::new(program))
+                unprivileged(&mut Command::new(program), run_as)
                     .arg("--sm-disable")
                     .env_clear()
                     .env("DISPLAY", &name)
@@ -164,13 +173,56 @@ pub(crate) async fn stop_child(mut child: Child) {
     let _ = child.kill().await;
 }
 
-/// Makes a child get SIGKILL when this process dies, however it dies (a crash or SIGKILL
-/// leaves no chance to clean up, and an X server must not outlive its episode).
-pub(crate) fn die_with_parent(command: &mut Command) -> &mut Command {
-    // SAFETY: prctl is async-signal-safe.
-    unsafe { command.pre_exec(die_with_parent_now) }
+/// Makes a child run as `run_as` (if any) with no-new-privileges, and get SIGKILL when this
+/// process dies, however it dies (a crash or SIGKILL leaves no chance to clean up, and an X
+/// server must not outlive its episode).
+pub(crate) fn unprivileged(command: &mut Command, run_as: Option<HostUser>) -> &mut Command {
+    // SAFETY: only async-signal-safe system calls.
+    unsafe {
+        command.pre_exec(move || drop_privileges(run_as).and_then(|()| die_with_parent_now()))
+    }
 }
 
+/// Makes a child get SIGKILL when this process dies (see [`unprivileged`]).
+pub(crate) fn die_with_parent(command: &mut Command) -> &mut Command {
+    unprivileged(command, None)
+}
+
+/// Becomes `run_as` (groups, gid, then uid) and forbids gaining privileges on exec.
+fn drop_privileges(run_as: Option<HostUser>) -> std::io::Result<()> {
+    let Some(user) = run_as else {
+        return Ok(());
+    };
+    // SAFETY: plain system calls, async-signal-safe.
+    unsafe {
+        if libc::setgroups(0, std::ptr::null()) != 0
+            || libc::setgid(user.gid) != 0
+            || libc::setuid(user.uid) != 0
+            || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Makes sure `/tmp/.X11-unix` exists, owned by root and world-writable with the sticky bit,
+/// before an unprivileged X server needs to make its socket there.
+fn socket_dir() -> Result<(), DisplayError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let dir = Path::new("/tmp/.X11-unix");
+    let made = std::fs::DirBuilder::new().mode(0o1777).create(dir);
+    let fix = || std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
+    match made {
+        // The umask took bits away from the mode.
+        Ok(()) => fix(),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| DisplayError::Xvfb(format!("cannot prepare {}: {e}", dir.display())))
+}
+
+/// Sets PR_SET_PDEATHSIG; after any change of user, which clears it.
 fn die_with_parent_now() -> std::io::Result<()> {
     // SAFETY: prctl(PR_SET_PDEATHSIG) only changes this (child) process's own settings.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } < 0 {
@@ -189,7 +241,11 @@ pub fn parse_display_name(name: &str) -> Result<u32, DisplayError> {
 
 /// Starts Xvfb with `-displayfd`, so the server picks a free display number itself and
 /// announces it once it accepts connections (no polling, no races between episodes).
-async fn start_xvfb(size: Size, program: &Path) -> Result<(u32, Child), DisplayError> {
+async fn start_xvfb(
+    size: Size,
+    program: &Path,
+    run_as: Option<HostUser>,
+) -> Result<(u32, Child), DisplayError> {
     let (read_end, write_end) = pipe().map_err(|e| DisplayError::Xvfb(e.to_string()))?;
     let write_fd = write_end.as_raw_fd();
     let mut command = Command::new(program);
@@ -207,13 +263,14 @@ async fn start_xvfb(size: Size, program: &Path) -> Result<(u32, Child), DisplayE
         .stderr(Stdio::null())
         .process_group(0)
         .kill_on_drop(true);
-    // SAFETY: dup2 is async-signal-safe; it puts the pipe's write end at fd 3 in the child
+    // SAFETY: dup2, setuid and prctl are async-signal-safe; dup2 puts the pipe's write end at fd 3 in the child
     // (without close-on-exec) for -displayfd.
     unsafe {
         command.pre_exec(move || {
             if libc::dup2(write_fd, 3) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            drop_privileges(run_as)?;
             die_with_parent_now()
         });
     }

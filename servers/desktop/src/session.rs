@@ -1,22 +1,56 @@
 //! One episode's desktop: its display, its worker, its home folder and its jailed
 //! applications.
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::process::{Child, Command};
+use mcpgym_jail::{Bind, HostUser, Jail, JailConfig, Limits, Output, UidLease, UidPool};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
 
-use crate::display::{Display, DisplayError, DisplayPrograms, stop_child};
+use crate::display::{Display, DisplayError, DisplayPrograms};
 use crate::scale::Size;
 use crate::worker::{Reply, Request, WorkerClient, WorkerCommand, WorkerError};
 
 /// Where the episode's home appears inside the application jail.
-pub const JAIL_HOME: &str = "/home/user";
+pub const JAIL_HOME: &str = mcpgym_jail::HOME;
 
-/// The most output `run_command` keeps from each stream.
-const COMMAND_OUTPUT_LIMIT: usize = 64 * 1024;
+/// How much of the start and of the end of each `run_command` stream is kept.
+const COMMAND_OUTPUT_KEEP: usize = 32 * 1024;
+
+/// What the applications read of the host, besides `/usr`: the dynamic linker's cache,
+/// fonts, X resources (xterm's app-defaults), GTK, XDG menus and MIME data (pcmanfm), the
+/// time zone, locale aliases, paper sizes (gnumeric), terminal descriptions and the shell's
+/// start-up files. Nothing else of `/etc`, and never `/` wholesale.
+const SYSTEM_PATHS: &[&str] = &[
+    "/usr",
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/locale.alias",
+    "/etc/fonts",
+    "/etc/X11",
+    "/etc/xdg",
+    "/etc/gtk-2.0",
+    "/etc/gtk-3.0",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/etc/magic.mime",
+    "/etc/papersize",
+    "/etc/libpaper.d",
+    "/etc/terminfo",
+    "/etc/inputrc",
+    "/etc/bash.bashrc",
+    "/etc/profile",
+    "/etc/shells",
+    "/etc/nsswitch.conf",
+];
 
 /// Which display an episode uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +74,21 @@ pub struct DesktopConfig {
     pub bwrap: PathBuf,
     /// The folder under which episode homes are made.
     pub root: PathBuf,
+    /// Resource limits and quotas of the application jail ([`DesktopConfig::default_limits`]
+    /// for the defaults).
+    pub limits: Limits,
+}
+
+impl DesktopConfig {
+    /// The jail's defaults ([`Limits::default`]) with room for GTK: its applications map
+    /// large address ranges they never touch, so the address-space limit is 4 GiB and the
+    /// cgroup bounds the memory actually used.
+    pub fn default_limits() -> Limits {
+        Limits {
+            memory_bytes: Some(4 << 30),
+            ..Limits::default()
+        }
+    }
 }
 
 /// Why a desktop could not start or act.
@@ -72,6 +121,9 @@ pub enum DesktopError {
         /// Why.
         source: std::io::Error,
     },
+    /// The jail could not be prepared or started.
+    #[error(transparent)]
+    Jail(#[from] mcpgym_jail::Error),
 }
 
 /// What a command run in the desktop's jail printed.
@@ -79,24 +131,34 @@ pub enum DesktopError {
 pub struct CommandOutput {
     /// Its exit code (`None` when killed by a signal or the timeout).
     pub exit_code: Option<i32>,
-    /// Standard output (cut to 64 KiB).
+    /// Standard output: its first and last 32 KiB, with how much was cut between them.
     pub stdout: String,
-    /// Standard error (cut to 64 KiB).
+    /// Standard error, cut the same way.
     pub stderr: String,
     /// Whether the timeout stopped it.
     pub timed_out: bool,
 }
 
 /// One episode's running desktop.
+///
+/// Applications and commands run in the [jail](mcpgym_jail) shared with the sandbox: a user
+/// namespace (as a host uid leased for the episode when the server is root), no capability,
+/// a seccomp filter, no-new-privileges, PID, network, IPC and UTS namespaces, rlimits and
+/// cgroup limits, a size-limited home (when root), a `/tmp` holding only this display's
+/// socket, a size-limited `/dev/shm`, and only the system paths the applications need. The X
+/// server and the window manager run outside it (the worker, outside too, connects to them)
+/// but as the leased user with no-new-privileges.
 #[derive(Debug)]
 pub struct Desktop {
     display: Display,
     worker: WorkerClient,
-    apps: Vec<Child>,
+    apps: Vec<Jail>,
     folder: PathBuf,
     home: PathBuf,
     screen: Size,
-    bwrap: PathBuf,
+    jail: JailConfig,
+    // Released (dropped) only after everything running as the uid is gone.
+    lease: Option<UidLease>,
 }
 
 impl Desktop {
@@ -108,54 +170,77 @@ impl Desktop {
         files: &[(&str, &str)],
         apps: &[&[&str]],
     ) -> Result<Self, DesktopError> {
+        let lease = if mcpgym_jail::running_as_root() {
+            let pool = UidPool::default();
+            Some(
+                tokio::task::spawn_blocking(move || pool.lease())
+                    .await
+                    .map_err(|e| DesktopError::Launch {
+                        program: "a host uid lease".into(),
+                        source: std::io::Error::other(e),
+                    })??,
+            )
+        } else {
+            None
+        };
         let folder = config.root.join(name);
-        let home = folder.join("home");
-        let scratch = folder.join("wm");
-        for dir in [&home, &scratch] {
-            tokio::fs::create_dir_all(dir)
-                .await
-                .map_err(|source| DesktopError::Io {
-                    action: "create",
-                    path: dir.clone(),
-                    source,
-                })?;
-        }
-        let started = Self::start_in(config, &folder, &home, &scratch, files, apps).await;
+        let jail = jail_config(config, &folder, lease.as_ref().map(UidLease::user));
+        let started = Self::start_in(config, jail, lease, files, apps).await;
         if started.is_err() {
-            let _ = tokio::fs::remove_dir_all(&folder).await;
+            remove_folder(folder).await;
         }
         started
     }
 
     async fn start_in(
         config: &DesktopConfig,
-        folder: &Path,
-        home: &Path,
-        scratch: &Path,
+        mut jail: JailConfig,
+        lease: Option<UidLease>,
         files: &[(&str, &str)],
         apps: &[&[&str]],
     ) -> Result<Self, DesktopError> {
+        let (folder, home) = (jail.root.clone(), jail.home_dir());
+        let user = jail.run_as;
+        // The home (a size-limited tmpfs when root), owned by the jail's user.
+        jail.prepare().await?;
+        let scratch = folder.join("wm");
+        tokio::fs::create_dir_all(&scratch)
+            .await
+            .map_err(|source| DesktopError::Io {
+                action: "create",
+                path: scratch.clone(),
+                source,
+            })?;
+        chown(&scratch, user)?;
         for (relative, text) in files {
-            write_home_file(home, relative, text).await?;
+            write_home_file(&home, relative, text, user).await?;
         }
         let started = std::time::Instant::now();
         let display = match &config.display {
             DisplayChoice::Virtual(size) => {
-                Display::start_virtual(*size, &config.programs, scratch).await?
+                Display::start_virtual(*size, &config.programs, &scratch, user).await?
             }
             DisplayChoice::Existing(name) => Display::existing(name)?,
         };
+        let socket = display.socket_path();
+        jail.binds.push(Bind {
+            source: socket.clone(),
+            target: socket,
+            writable: false,
+        });
+        jail.env.push(("DISPLAY".into(), display.name().into()));
         let mut desktop = Desktop {
             worker: WorkerClient::spawn(&config.worker, display.name())?,
             display,
             apps: Vec::new(),
-            folder: folder.to_owned(),
-            home: home.to_owned(),
+            folder,
+            home,
             screen: Size {
                 width: 0,
                 height: 0,
             },
-            bwrap: config.bwrap.clone(),
+            jail,
+            lease,
         };
         tracing::debug!(elapsed = ?started.elapsed(), "display and worker started");
         let size = desktop.worker.request(&Request::ScreenSize).await;
@@ -177,7 +262,7 @@ impl Desktop {
             desktop.wait_for_window_manager().await;
         }
         for argv in apps {
-            if let Err(e) = desktop.launch(argv) {
+            if let Err(e) = desktop.launch(argv).await {
                 desktop.stop().await;
                 return Err(e);
             }
@@ -235,70 +320,50 @@ impl Desktop {
     }
 
     /// Starts an application in the jail, in the background.
-    pub fn launch(&mut self, argv: &[&str]) -> Result<(), DesktopError> {
-        let Some(program) = argv.first() else {
+    pub async fn launch(&mut self, argv: &[&str]) -> Result<(), DesktopError> {
+        if argv.is_empty() {
             return Ok(());
-        };
-        let child = self
-            .jailed(argv.iter().map(OsString::from))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|source| DesktopError::Launch {
-                program: (*program).to_owned(),
-                source,
-            })?;
-        self.apps.push(child);
+        }
+        let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
+        let jail = Jail::spawn_with(&self.jail, &argv, Output::Null).await?;
+        self.apps.push(jail);
         Ok(())
     }
 
     /// Runs a shell command in the jail (as the applications see the desktop), with a
-    /// timeout.
+    /// timeout that kills the whole jail. Output is cut while it streams: the first and the
+    /// last 32 KiB of each stream are kept, never more.
     pub async fn run_command(
         &self,
         command: &str,
         timeout: Duration,
     ) -> Result<CommandOutput, DesktopError> {
-        let child = self
-            .jailed(["/bin/sh".into(), "-c".into(), command.into()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| DesktopError::Launch {
-                program: "/bin/sh".into(),
-                source,
-            })?;
-        let pid = child.id();
-        match tokio::time::timeout(timeout, child.wait_with_output()).await {
-            Ok(Ok(output)) => Ok(CommandOutput {
-                exit_code: output.status.code(),
-                stdout: cut(&output.stdout),
-                stderr: cut(&output.stderr),
-                timed_out: false,
-            }),
-            Ok(Err(source)) => Err(DesktopError::Launch {
-                program: "/bin/sh".into(),
-                source,
-            }),
-            Err(_) => {
-                // The future (and with it the child, kill_on_drop) is gone; make sure of the
-                // whole jail.
-                if let Some(pid) = pid {
-                    // SAFETY: kill(2) on the process group the jail leads.
-                    unsafe {
-                        libc::kill(-(pid as i32), libc::SIGKILL);
-                    }
-                }
-                Ok(CommandOutput {
-                    exit_code: None,
-                    stdout: String::new(),
-                    stderr: String::new(),
-                    timed_out: true,
-                })
+        let argv = ["/bin/sh", "-c", command].map(OsString::from);
+        let mut jail = Jail::spawn_piped(&self.jail, &argv).await?;
+        let (out, err) = jail.take_output().ok_or_else(|| DesktopError::Launch {
+            program: "/bin/sh".into(),
+            source: std::io::Error::other("no output pipes"),
+        })?;
+        let (mut stdout, mut stderr) = (HeadTail::default(), HeadTail::default());
+        // The pipes close when the jail ends: its init takes every process with it once the
+        // shell exits, background ones included.
+        let read = async { tokio::join!(stdout.fill(out), stderr.fill(err)) };
+        let finished = tokio::time::timeout(timeout, read).await.is_ok();
+        let exit_code = if finished {
+            match tokio::time::timeout(Duration::from_secs(5), jail.wait()).await {
+                Ok(Ok(status)) => status.code(),
+                _ => None,
             }
-        }
+        } else {
+            None
+        };
+        jail.kill().await;
+        Ok(CommandOutput {
+            exit_code,
+            stdout: stdout.text(),
+            stderr: stderr.text(),
+            timed_out: !finished,
+        })
     }
 
     /// The CLIPBOARD selection's text, read with `xclip` on the episode's display.
@@ -319,71 +384,87 @@ impl Desktop {
         }
     }
 
-    /// A command for the application jail: the host's system read-only, the episode's home
-    /// at [`JAIL_HOME`], a private `/tmp` holding only this display's socket, nothing of other
-    /// episodes, no network, its own PID namespace, killed with the server.
-    fn jailed(&self, argv: impl IntoIterator<Item = OsString>) -> Command {
-        let socket = self.display.socket_path();
-        let mut command = Command::new(&self.bwrap);
-        command
-            .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
-            .args(["--tmpfs", "/tmp", "--tmpfs", "/home", "--tmpfs", "/root"])
-            .args(["--dir", "/tmp/.X11-unix", "--ro-bind"])
-            .arg(&socket)
-            .arg(&socket)
-            .arg("--bind")
-            .arg(&self.home)
-            .arg(JAIL_HOME);
-        // Other episodes' folders live under the root; when it is not under /tmp, hide it.
-        if let Some(root) = self.folder.parent()
-            && !root.starts_with("/tmp")
-        {
-            command.arg("--tmpfs").arg(root);
-        }
-        command
-            .args(["--unshare-pid", "--unshare-net", "--unshare-uts"])
-            .args([
-                "--die-with-parent",
-                "--new-session",
-                "--chdir",
-                JAIL_HOME,
-                "--",
-            ])
-            .args(argv)
-            .env_clear()
-            .env("DISPLAY", self.display.name())
-            .env("HOME", JAIL_HOME)
-            .env("USER", "user")
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("LANG", "C.UTF-8")
-            .env("GSETTINGS_BACKEND", "memory")
-            .env("NO_AT_BRIDGE", "1")
-            .env("XDG_RUNTIME_DIR", "/tmp")
-            .process_group(0)
-            .kill_on_drop(true);
-        command
-    }
-
-    /// Stops the applications, the worker and the display, and removes the episode's folder.
+    /// Stops the applications, the worker and the display, removes the episode's folder
+    /// (unmounting its home), then releases its host uid.
     pub async fn stop(self) {
         let Desktop {
             display,
             worker,
             apps,
             folder,
+            lease,
             ..
         } = self;
-        for app in apps {
-            stop_child(app).await;
+        for mut app in apps {
+            app.kill().await;
         }
         worker.stop().await;
         display.stop().await;
-        let _ = tokio::fs::remove_dir_all(&folder).await;
+        remove_folder(folder).await;
+        drop(lease);
     }
 }
 
-/// Writes a task file under the home, refusing paths that are absolute or climb out.
-async fn write_home_file(home: &Path, relative: &str, text: &str) -> Result<(), DesktopError> {
+/// The application jail of an episode whose folder is `folder`.
+fn jail_config(config: &DesktopConfig, folder: &Path, user: Option<HostUser>) -> JailConfig {
+    let mut jail = JailConfig::new(folder);
+    jail.bwrap = config.bwrap.clone();
+    jail.home = Some(folder.join("home"));
+    jail.system_paths = SYSTEM_PATHS.iter().map(PathBuf::from).collect();
+    // Other episodes' folders and the server's state live under the root.
+    jail.masked_paths.push(config.root.clone());
+    jail.run_as = user;
+    jail.limits = config.limits.clone();
+    jail.env = [
+        ("HOME", JAIL_HOME),
+        ("USER", "user"),
+        ("LOGNAME", "user"),
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("LANG", "C.UTF-8"),
+        ("SHELL", "/bin/sh"),
+        ("TMPDIR", "/tmp"),
+        ("GSETTINGS_BACKEND", "memory"),
+        ("NO_AT_BRIDGE", "1"),
+        ("XDG_RUNTIME_DIR", "/tmp"),
+    ]
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .to_vec();
+    jail
+}
+
+/// Unmounts and removes an episode's folder, off the async threads.
+async fn remove_folder(folder: PathBuf) {
+    let removed = tokio::task::spawn_blocking(move || {
+        mcpgym_jail::remove_root(&folder).map_err(|e| (folder, e))
+    })
+    .await;
+    if let Ok(Err((folder, error))) = removed {
+        tracing::warn!(folder = %folder.display(), %error, "cannot remove an episode's folder");
+    }
+}
+
+/// Hands a path to the jail's user (when there is one).
+fn chown(path: &Path, user: Option<HostUser>) -> Result<(), DesktopError> {
+    let Some(user) = user else {
+        return Ok(());
+    };
+    std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid)).map_err(|source| {
+        DesktopError::Io {
+            action: "chown",
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// Writes a task file under the home, refusing paths that are absolute or climb out; the
+/// file and the folders made for it belong to `user`.
+async fn write_home_file(
+    home: &Path,
+    relative: &str,
+    text: &str,
+    user: Option<HostUser>,
+) -> Result<(), DesktopError> {
     let path = Path::new(relative);
     if relative.is_empty()
         || !path
@@ -393,7 +474,8 @@ async fn write_home_file(home: &Path, relative: &str, text: &str) -> Result<(), 
         return Err(DesktopError::BadPath(relative.to_owned()));
     }
     let target = home.join(path);
-    if let Some(parent) = target.parent() {
+    let mut made = target.parent();
+    if let Some(parent) = made {
         tokio::fs::create_dir_all(parent)
             .await
             .map_err(|source| DesktopError::Io {
@@ -406,22 +488,67 @@ async fn write_home_file(home: &Path, relative: &str, text: &str) -> Result<(), 
         .await
         .map_err(|source| DesktopError::Io {
             action: "write",
-            path: target,
+            path: target.clone(),
             source,
-        })
+        })?;
+    chown(&target, user)?;
+    while let Some(dir) = made.filter(|d| d.starts_with(home) && *d != home) {
+        chown(dir, user)?;
+        made = dir.parent();
+    }
+    Ok(())
 }
 
-/// Lossy UTF-8, cut to [`COMMAND_OUTPUT_LIMIT`] bytes on a character boundary.
-fn cut(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    if text.len() <= COMMAND_OUTPUT_LIMIT {
-        return text.into_owned();
+/// The first and the last [`COMMAND_OUTPUT_KEEP`] bytes of a stream, and how many there were
+/// in all: bounded memory however much is written.
+#[derive(Debug, Default)]
+struct HeadTail {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: u64,
+}
+
+impl HeadTail {
+    /// Takes in a chunk.
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = COMMAND_OUTPUT_KEEP - self.head.len();
+        let (first, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(first);
+        bytes = rest;
+        if bytes.len() >= COMMAND_OUTPUT_KEEP {
+            bytes = &bytes[bytes.len() - COMMAND_OUTPUT_KEEP..];
+            self.tail.clear();
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(COMMAND_OUTPUT_KEEP);
+        self.tail.drain(..overflow);
+        self.tail.extend(bytes);
     }
-    let mut end = COMMAND_OUTPUT_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+
+    /// Reads `stream` to its end (or until the read fails).
+    async fn fill(&mut self, mut stream: impl AsyncRead + Unpin) {
+        let mut buffer = vec![0; 16 * 1024];
+        while let Ok(n @ 1..) = stream.read(&mut buffer).await {
+            self.push(&buffer[..n]);
+        }
     }
-    format!("{}\n[… {} more bytes cut]", &text[..end], text.len() - end)
+
+    /// Lossy UTF-8, with a marker where bytes were cut.
+    fn text(&self) -> String {
+        let cut = self.total - (self.head.len() + self.tail.len()) as u64;
+        let (tail, _) = self.tail.as_slices();
+        let tail = if tail.len() == self.tail.len() {
+            String::from_utf8_lossy(tail).into_owned()
+        } else {
+            String::from_utf8_lossy(&self.tail.iter().copied().collect::<Vec<u8>>()).into_owned()
+        };
+        let head = String::from_utf8_lossy(&self.head);
+        if cut == 0 {
+            format!("{head}{tail}")
+        } else {
+            format!("{head}\n[… {cut} bytes cut …]\n{tail}")
+        }
+    }
 }
 
 #[cfg(test)]
@@ -430,13 +557,13 @@ mod tests {
 
     #[tokio::test]
     async fn task_files_stay_inside_the_home() {
-        let dir = std::env::temp_dir().join(format!("mcpgym-desktop-test-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("mcpgym-desktop-test.{}", std::process::id()));
         let home = dir.join("home");
-        write_home_file(&home, "a/b.txt", "hi").await.unwrap();
+        write_home_file(&home, "a/b.txt", "hi", None).await.unwrap();
         assert_eq!(std::fs::read_to_string(home.join("a/b.txt")).unwrap(), "hi");
         for bad in ["", "/etc/passwd", "../x", "a/../../x"] {
             assert!(matches!(
-                write_home_file(&home, bad, "x").await,
+                write_home_file(&home, bad, "x", None).await,
                 Err(DesktopError::BadPath(_))
             ));
         }
@@ -444,14 +571,25 @@ mod tests {
     }
 
     #[test]
-    fn long_output_is_cut_with_a_marker() {
-        let long = "é".repeat(COMMAND_OUTPUT_LIMIT);
-        let text = cut(long.as_bytes());
-        assert!(text.len() < COMMAND_OUTPUT_LIMIT + 100);
+    fn long_output_keeps_its_head_and_tail_and_says_the_cut() {
+        let mut out = HeadTail::default();
+        out.push(b"start ");
+        for _ in 0..1000 {
+            out.push(&[b'x'; 1000]);
+        }
+        out.push(b" end");
+        assert!(out.head.len() + out.tail.len() <= 2 * COMMAND_OUTPUT_KEEP);
+        let text = out.text();
+        assert!(text.starts_with("start xx"));
+        assert!(text.ends_with("xx end"));
+        let cut = 1_000_010 - 2 * COMMAND_OUTPUT_KEEP;
         assert!(
-            text.ends_with("more bytes cut]"),
+            text.contains(&format!("[… {cut} bytes cut …]")),
             "{}",
-            &text[text.len() - 40..]
+            &text[..100]
         );
+        let mut short = HeadTail::default();
+        short.push("é".as_bytes());
+        assert_eq!(short.text(), "é");
     }
 }

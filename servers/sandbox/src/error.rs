@@ -20,23 +20,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// `bwrap` could not be started (not installed, not executable, or refused).
-    #[error("could not start the jail with {bwrap}: {source}")]
-    Spawn {
-        /// The bubblewrap binary that was tried.
-        bwrap: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// No host uid of the pool was free.
-    #[error("all {count} host uids from {first} are in use")]
-    NoFreeUid {
-        /// First uid of the pool.
-        first: u32,
-        /// Size of the pool.
-        count: u32,
-    },
+    /// The jail could not be prepared, started or cleaned up.
+    #[error(transparent)]
+    Jail(#[from] mcpgym_jail::Error),
     /// The kernel did not answer `kernel_info_request` in time.
     #[error("kernel not ready after {waited:?}; its log ends with: {log_tail}")]
     StartTimeout {

@@ -14,9 +14,11 @@
 #![warn(missing_docs)]
 
 pub mod error;
-pub mod jail;
 pub mod kernel;
 pub mod service;
+
+/// The jail every sandbox process runs in (the `mcpgym-jail` crate, shared with the desktop).
+pub use mcpgym_jail as jail;
 
 pub use error::{Error, Result};
 pub use jail::{Jail, JailConfig, Limits};

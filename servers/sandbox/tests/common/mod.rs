@@ -21,7 +21,7 @@ struct RemoveOnDrop(PathBuf);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = mcpgym_sandbox::jail::remove_root(&self.0);
     }
 }
 

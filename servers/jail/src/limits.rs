@@ -6,7 +6,7 @@
 use std::ffi::CString;
 use std::io;
 
-use super::HostUser;
+use crate::HostUser;
 
 /// Per-sandbox resource limits. `None` leaves a limit as inherited.
 ///
@@ -29,11 +29,18 @@ pub struct Limits {
     pub open_files: Option<u64>,
     /// Size of the private `/tmp` (a tmpfs, whose pages otherwise only count against memory).
     pub tmp_bytes: Option<u64>,
+    /// Size of the home. When the server runs as root the host directory of the home is a
+    /// tmpfs of this size (the host still sees its files; a full home gives `ENOSPC` inside);
+    /// without root it cannot be mounted, and the home is bounded only per file, by
+    /// `file_size_bytes`.
+    pub home_bytes: Option<u64>,
+    /// Size of `/dev/shm` (a tmpfs; the rest of `/dev` is read-only).
+    pub shm_bytes: Option<u64>,
 }
 
 impl Default for Limits {
     /// Generous defaults for a data-science kernel: 2 GiB, 256 tasks, one CPU hour, 1 GiB files,
-    /// 1024 descriptors, 512 MiB of `/tmp`.
+    /// 1024 descriptors, 512 MiB of `/tmp`, a 1 GiB home, 64 MiB of `/dev/shm`.
     fn default() -> Self {
         Limits {
             memory_bytes: Some(2 << 30),
@@ -42,6 +49,8 @@ impl Default for Limits {
             file_size_bytes: Some(1 << 30),
             open_files: Some(1024),
             tmp_bytes: Some(512 << 20),
+            home_bytes: Some(1 << 30),
+            shm_bytes: Some(64 << 20),
         }
     }
 }
@@ -67,6 +76,9 @@ pub(super) struct PreExec {
     rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     cgroup_procs: Vec<CString>,
     run_as: Option<HostUser>,
+    /// Descriptor bwrap reads the seccomp filter from: inherited across `exec` by this child
+    /// only.
+    seccomp_fd: libc::c_int,
 }
 
 impl PreExec {
@@ -74,16 +86,22 @@ impl PreExec {
         limits: &Limits,
         cgroup_procs: Vec<CString>,
         run_as: Option<HostUser>,
+        seccomp_fd: libc::c_int,
     ) -> Self {
         PreExec {
             rlimits: limits.rlimits(),
             cgroup_procs,
             run_as,
+            seccomp_fd,
         }
     }
 
     /// Runs in the child after `fork`. Only async-signal-safe calls.
     pub(super) fn apply(&self) -> io::Result<()> {
+        // SAFETY: fcntl on a descriptor the parent keeps open until the child has executed.
+        if unsafe { libc::fcntl(self.seccomp_fd, libc::F_SETFD, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         for &(resource, value) in &self.rlimits {
             let limit = libc::rlimit {
                 rlim_cur: value,

@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::Limits;
+use crate::Limits;
 
 const ROOT: &str = "/sys/fs/cgroup";
 /// Removal attempts 20 ms apart: about 5 s for the killed processes to be reaped on a busy
@@ -20,14 +20,15 @@ const ATTEMPTS: u32 = 250;
 
 /// The cgroup directories of one jail (one per v1 controller, or a single v2 directory).
 #[derive(Debug)]
-pub(super) struct Cgroup {
+pub(crate) struct Cgroup {
     dirs: Vec<PathBuf>,
 }
 
 impl Cgroup {
-    /// Creates `mcpgym-<name>` with the limits set, or `None` where cgroups are not usable.
+    /// Creates `mcpgym-<name>` (name: `<server pid>-<id>`, so that
+    /// [`cleanup_stale`](crate::cleanup_stale) can tell a dead server's) with the limits set, or `None` where cgroups are not usable.
     /// Blocking (file system): call from a blocking context.
-    pub(super) fn create(name: &str, limits: &Limits) -> Option<Cgroup> {
+    pub(crate) fn create(name: &str, limits: &Limits) -> Option<Cgroup> {
         let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
         let leaf = format!("mcpgym-{name}");
         let mut settings: Vec<(PathBuf, &str, u64)> = Vec::new();
@@ -81,7 +82,7 @@ impl Cgroup {
     }
 
     /// The `cgroup.procs` files the child writes itself into before `exec`.
-    pub(super) fn procs_files(&self) -> Vec<CString> {
+    pub(crate) fn procs_files(&self) -> Vec<CString> {
         self.dirs
             .iter()
             .filter_map(|dir| CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).ok())
@@ -90,7 +91,7 @@ impl Cgroup {
 
     /// Kills whatever is left in the cgroup and removes it, retrying while the dying
     /// processes are being reaped. Never fails: a cgroup that refuses to go is logged.
-    pub(super) async fn kill_and_remove(self) {
+    pub(crate) async fn kill_and_remove(self) {
         for _ in 0..ATTEMPTS {
             let dirs = self.dirs.clone();
             let done = tokio::task::spawn_blocking(move || kill_and_rmdir(&dirs))
@@ -105,7 +106,7 @@ impl Cgroup {
     }
 
     /// [`Cgroup::kill_and_remove`] for a plain thread.
-    pub(super) fn kill_and_remove_blocking(self) {
+    pub(crate) fn kill_and_remove_blocking(self) {
         for _ in 0..ATTEMPTS {
             if kill_and_rmdir(&self.dirs) {
                 return;
@@ -121,6 +122,33 @@ impl Cgroup {
             let _ = std::fs::remove_dir(dir);
         }
     }
+}
+
+/// The directories jail cgroups are made in (one per v1 controller used, or the v2 one).
+pub(crate) fn parents() -> Vec<PathBuf> {
+    let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    if Path::new(ROOT).join("cgroup.controllers").exists() {
+        v2_path(&own).into_iter().collect()
+    } else {
+        ["pids", "memory"]
+            .into_iter()
+            .filter_map(|controller| v1_path(&own, controller))
+            .collect()
+    }
+}
+
+/// Kills what is left in `dirs` and removes them, retrying for a moment while the killed
+/// processes are reaped. Returns whether they are gone.
+pub(crate) fn kill_and_remove_dirs(dirs: &[PathBuf]) -> bool {
+    for _ in 0..50 {
+        if kill_and_rmdir(dirs) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 /// One pass: SIGKILL every listed process, then try to remove each directory.

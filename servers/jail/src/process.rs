@@ -1,0 +1,204 @@
+//! A running jail: `bwrap` and everything below it.
+
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use crate::JailConfig;
+use crate::cgroup::Cgroup;
+use crate::error::{Error, Result};
+use crate::limits::PreExec;
+use crate::seccomp;
+
+/// Where a jail's stdout and stderr go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Appended to the jail's log ([`JailConfig::log_path`]).
+    Log,
+    /// Pipes to this process: take them with [`Jail::take_output`].
+    Piped,
+    /// Discarded.
+    Null,
+}
+
+/// A running jail: `bwrap` and everything below it.
+///
+/// Dropping it kills the jail (SIGKILL to `bwrap`, whose PID-namespace init then takes every
+/// process of the jail with it) and removes its cgroup in the background.
+#[derive(Debug)]
+pub struct Jail {
+    child: tokio::process::Child,
+    cgroup: Option<Cgroup>,
+    log_path: PathBuf,
+}
+
+impl Jail {
+    /// Prepares the jail's root and starts `command` (absolute path inside the jail, then its
+    /// arguments) in a new jail. Nothing of the jail reaches this process's stdout or stderr.
+    pub async fn spawn(config: &JailConfig, command: &[OsString]) -> Result<Jail> {
+        Self::spawn_with(config, command, Output::Log).await
+    }
+
+    /// Like [`Jail::spawn`], but the command's stdout and stderr are pipes to this process:
+    /// take them with [`Jail::take_output`].
+    pub async fn spawn_piped(config: &JailConfig, command: &[OsString]) -> Result<Jail> {
+        Self::spawn_with(config, command, Output::Piped).await
+    }
+
+    /// The stdout and stderr pipes of a jail started with [`Jail::spawn_piped`] (once).
+    pub fn take_output(
+        &mut self,
+    ) -> Option<(tokio::process::ChildStdout, tokio::process::ChildStderr)> {
+        Some((self.child.stdout.take()?, self.child.stderr.take()?))
+    }
+
+    /// Like [`Jail::spawn`], with the jail's stdout and stderr sent to `output`.
+    pub async fn spawn_with(
+        config: &JailConfig,
+        command: &[OsString],
+        output: Output,
+    ) -> Result<Jail> {
+        let prepared = config.clone();
+        let (log, cgroup) = tokio::task::spawn_blocking(move || -> Result<_> {
+            prepared.prepare_root()?;
+            let log_path = prepared.log_path();
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_path)
+                .map_err(|e| Error::io("open", &log_path, e))?;
+            let cgroup = prepared
+                .cgroups
+                .then(|| {
+                    let name = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple());
+                    Cgroup::create(&name, &prepared.limits)
+                })
+                .flatten();
+            Ok((log, cgroup))
+        })
+        .await
+        .map_err(|e| Error::io("prepare", &config.root, std::io::Error::other(e)))??;
+
+        let seccomp = seccomp::program_fd()?;
+        let stdio = |log: &std::fs::File| -> Result<Stdio> {
+            Ok(match output {
+                Output::Log => Stdio::from(
+                    log.try_clone()
+                        .map_err(|e| Error::io("dup", config.log_path(), e))?,
+                ),
+                Output::Piped => Stdio::piped(),
+                Output::Null => Stdio::null(),
+            })
+        };
+        let pre_exec = PreExec::new(
+            &config.limits,
+            cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
+            config.run_as,
+            seccomp.as_raw_fd(),
+        );
+        let mut cmd = tokio::process::Command::new(&config.bwrap);
+        cmd.args(config.bwrap_args(seccomp.as_raw_fd()))
+            .args(command)
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(stdio(&log)?)
+            .stderr(stdio(&log)?)
+            // Own process group: a Ctrl-C on the service's terminal must not reach the jail.
+            .process_group(0)
+            .kill_on_drop(true);
+        // SAFETY: `PreExec::apply` makes only async-signal-safe system calls on data prepared
+        // before the fork.
+        unsafe {
+            cmd.pre_exec(move || pre_exec.apply());
+        }
+        let spawned = cmd.spawn();
+        // bwrap has its own copy (or never will): ours closes now.
+        drop(seccomp);
+        let child = match spawned {
+            Ok(child) => child,
+            Err(source) => {
+                if let Some(cgroup) = cgroup {
+                    cgroup.kill_and_remove().await;
+                }
+                return Err(Error::Spawn {
+                    bwrap: config.bwrap.clone(),
+                    source,
+                });
+            }
+        };
+        Ok(Jail {
+            child,
+            cgroup,
+            log_path: config.log_path(),
+        })
+    }
+    /// Host pid of `bwrap`, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Whether the jail runs inside its own cgroup (limits on the whole jail).
+    pub fn has_cgroup(&self) -> bool {
+        self.cgroup.is_some()
+    }
+
+    /// Waits until the jail exits (cancel-safe: may be used in `select!`).
+    pub async fn wait(&mut self) -> Result<ExitStatus> {
+        self.child
+            .wait()
+            .await
+            .map_err(|e| Error::io("wait for", &self.log_path, e))
+    }
+
+    /// The exit status if the jail has exited, without waiting.
+    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Kills every process of the jail and waits until they are gone. Idempotent.
+    pub async fn kill(&mut self) {
+        let _ = self.child.start_kill();
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(log = %self.log_path.display(), "bwrap not reaped 5 s after SIGKILL");
+        }
+        if let Some(cgroup) = self.cgroup.take() {
+            cgroup.kill_and_remove().await;
+        }
+    }
+
+    /// The last `max_bytes` of the jail's log (for error messages).
+    pub async fn log_tail(&self, max_bytes: usize) -> String {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt};
+        // Only the tail is read: the log may be as large as the file-size limit.
+        let mut text = Vec::new();
+        if let Ok(mut file) = tokio::fs::File::open(&self.log_path).await {
+            let len = file.metadata().await.map(|m| m.len()).unwrap_or(0);
+            let start = len.saturating_sub(max_bytes as u64);
+            if file.seek(std::io::SeekFrom::Start(start)).await.is_ok() {
+                let _ = file.take(max_bytes as u64).read_to_end(&mut text).await;
+            }
+        }
+        String::from_utf8_lossy(&text).trim().to_owned()
+    }
+}
+
+impl Drop for Jail {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        if let Some(cgroup) = self.cgroup.take() {
+            // A thread rather than a task: a runtime that is shutting down (the usual moment
+            // for drops) would cancel the task and leave the cgroup behind.
+            let spawned = std::thread::Builder::new()
+                .name("jail-cgroup-cleanup".into())
+                .spawn(move || cgroup.kill_and_remove_blocking());
+            if let Err(error) = spawned {
+                tracing::warn!(%error, "cannot start cgroup cleanup; cgroup left behind");
+            }
+        }
+    }
+}
