@@ -355,6 +355,17 @@ async fn token_is_required_when_set() {
         .await
         .unwrap();
     assert_eq!(right.status(), 201);
+    // The scheme is case-insensitive.
+    for scheme in ["bearer", "BEARER"] {
+        let response = http()
+            .post(&url)
+            .header("authorization", format!("{scheme} s3cret"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "{scheme}");
+    }
     let mcp = http()
         .post(server.url("/mcp"))
         .json(&json!({}))
@@ -450,4 +461,288 @@ async fn metrics_count_calls_and_finished_episodes() {
         "{metrics}"
     );
     client.cancel().await.unwrap();
+}
+
+/// What a client that opens a connection and stops mid-request sends.
+const HALF_SENT_HEAD: &[u8] = b"POST /episodes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le";
+/// A complete head announcing a body of which only the first byte comes.
+const STALLED_BODY: &[u8] = b"POST /episodes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
+const HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_stalled_and_idle_connections_are_closed() {
+    let server = HttpServer::start(&[
+        "wordle",
+        "--header-timeout",
+        "1",
+        "--keep-alive-timeout",
+        "2",
+    ]);
+    let addr = server.addr();
+    let mut half_sent = Vec::new();
+    let mut idle = Vec::new();
+    let mut stalled = Vec::new();
+    for _ in 0..200 {
+        half_sent.push(raw_connection(addr, HALF_SENT_HEAD).await);
+        let mut connection = raw_connection(addr, HEALTHZ).await;
+        let response = read_response(&mut connection).await;
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        idle.push(connection);
+    }
+    for _ in 0..20 {
+        stalled.push(raw_connection(addr, STALLED_BODY).await);
+    }
+    let bound = Duration::from_secs(30);
+    let closing: Vec<_> = half_sent
+        .into_iter()
+        .chain(idle)
+        .chain(stalled)
+        .map(|mut connection| {
+            tokio::spawn(async move { read_until_closed(&mut connection, bound).await })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for handle in closing {
+        outcomes.push(handle.await.unwrap());
+    }
+    let open = outcomes.iter().filter(|o| o.is_none()).count();
+    assert_eq!(
+        open, 0,
+        "{open} of 420 connections were still open after {bound:?}"
+    );
+    // Nothing was answered to the half-sent requests.
+    assert!(
+        outcomes[..400]
+            .iter()
+            .all(|o| o.as_ref().is_some_and(|r| r.is_empty()))
+    );
+    // The server still serves.
+    let health = http().get(server.url("/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_server_whatever_clients_hold() {
+    // Timeouts far beyond the test: only the shutdown deadline can end these connections.
+    let mut server = HttpServer::start(&[
+        "wordle",
+        "--header-timeout",
+        "600",
+        "--keep-alive-timeout",
+        "600",
+    ]);
+    let addr = server.addr();
+    let created = server.create(json!({})).await;
+    let _half_sent = raw_connection(addr, HALF_SENT_HEAD).await;
+    let _stalled = raw_connection(addr, STALLED_BODY).await;
+    let mut idle = raw_connection(addr, HEALTHZ).await;
+    read_response(&mut idle).await;
+    let client = server
+        .legacy_client(created["mcp_url"].as_str().unwrap())
+        .await;
+    guess(&client, "crane").await;
+    let status = server
+        .terminate(Duration::from_secs(20))
+        .expect("the server exits within 20 s of SIGTERM");
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_limit_holds() {
+    let server = HttpServer::start(&[
+        "wordle",
+        "--max-connections",
+        "4",
+        "--header-timeout",
+        "600",
+        "--keep-alive-timeout",
+        "600",
+    ]);
+    let addr = server.addr();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut connection = raw_connection(addr, HEALTHZ).await;
+        read_response(&mut connection).await;
+        held.push(connection);
+    }
+    let mut waiting = raw_connection(addr, HEALTHZ).await;
+    // Not served while four connections are open (a served request answers in milliseconds).
+    let early = tokio::time::timeout(Duration::from_secs(1), read_response(&mut waiting)).await;
+    assert!(early.is_err(), "a fifth connection was served: {early:?}");
+    // Closing one lets it in.
+    drop(held.pop());
+    let response = tokio::time::timeout(Duration::from_secs(20), read_response(&mut waiting))
+        .await
+        .expect("served once a connection closed");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_stop_exactly_at_max_episodes() {
+    let server = HttpServer::start(&["wordle", "--max-episodes", "10"]);
+    let url = server.url("/episodes");
+    // All 50 in flight before any is answered.
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(50));
+    let creates: Vec<_> = (0..50)
+        .map(|_| {
+            let (url, start) = (url.clone(), start.clone());
+            tokio::spawn(async move {
+                let request = http().post(&url).json(&json!({}));
+                start.wait().await;
+                request.send().await.unwrap()
+            })
+        })
+        .collect();
+    let mut created = 0;
+    let mut refused = 0;
+    for handle in creates {
+        let response = handle.await.unwrap();
+        match response.status().as_u16() {
+            201 => created += 1,
+            503 => {
+                let (_, message) = error_of(response).await;
+                assert!(message.contains("maximum of 10 episodes"), "{message}");
+                refused += 1;
+            }
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert_eq!((created, refused), (10, 40));
+    let health: Value = http()
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["episodes"], 10);
+    // Sessions that would start an episode are refused the same way.
+    let call = raw_stateless_call(
+        &server.url("/mcp"),
+        "guess",
+        json!({"word": "crane"}),
+        json!({}),
+    )
+    .await;
+    let message = call["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("maximum of 10 episodes"), "{call}");
+}
+
+/// A POST to an MCP endpoint with the headers the transport requires and a raw body.
+async fn raw_mcp_post(url: &str, body: &'static str) -> reqwest::Response {
+    http()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn malformed_mcp_bodies_get_json_rpc_errors() {
+    let server = HttpServer::start(&["wordle"]);
+    let created = server.create(json!({})).await;
+    let episode_mcp = server.url(created["mcp_url"].as_str().unwrap());
+    for url in [server.url("/mcp"), server.url("/wordle/mcp"), episode_mcp] {
+        for (body, code) in [
+            ("{\"jsonrpc\": \"2.0\", \"id\": 1,", -32700),
+            ("[1, 2]", -32600),
+        ] {
+            let response = raw_mcp_post(&url, body).await;
+            assert_eq!(response.status(), 400, "{url} {body}");
+            let reply: Value = response.json().await.expect("a JSON-RPC error body");
+            assert_eq!(reply["jsonrpc"], "2.0");
+            assert_eq!(reply["id"], Value::Null);
+            assert_eq!(reply["error"]["code"], code, "{url} {body}: {reply}");
+            assert!(
+                reply["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| !m.is_empty())
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn trajectory_records_stay_within_their_budget() {
+    let dir = temp_dir("clipped");
+    let dir_arg = dir.to_str().unwrap().to_owned();
+    let server = HttpServer::start(&["wordle", "--trajectory-dir", &dir_arg]);
+    let created = server.create(json!({})).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let long_word = format!("START{}END", "q".repeat(1_000_000));
+    let reply = raw_stateless_call(
+        &server.url("/mcp"),
+        "guess",
+        json!({"word": long_word}),
+        json!({"mcpgym/episode": id}),
+    )
+    .await;
+    assert!(reply.get("result").is_some(), "{reply}");
+    let from_memory = http()
+        .get(server.url(&format!("/episodes/{id}/trajectory")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let file = dir.join(format!("{id}.jsonl"));
+    let mut from_file = String::new();
+    for _ in 0..200 {
+        from_file = std::fs::read_to_string(&file).unwrap_or_default();
+        if from_file.ends_with('\n') {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for text in [&from_memory, &from_file] {
+        assert!(text.len() < 70 * 1024, "a record of {} bytes", text.len());
+        let record: Value = serde_json::from_str(text.trim_end()).unwrap();
+        let word = record["arguments"]["word"].as_str().unwrap();
+        assert!(
+            word.starts_with("STARTqq") && word.ends_with("qqEND"),
+            "{word:.100}"
+        );
+        assert!(word.contains("bytes]…"), "the cut is said");
+        assert!(
+            record["cut_bytes"]["arguments"].as_u64().unwrap() > 900_000,
+            "{}",
+            record["cut_bytes"]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_service_holds_connections_the_same_way() {
+    let mut service = HttpServer::start(&["sandbox", "--pool", "0", "--token", "s3cret"]);
+    let folder = std::env::temp_dir().join(format!("mcpgym-sandbox-{}", service.pid()));
+    assert!(folder.is_dir(), "{folder:?}");
+    // The bearer scheme in any case.
+    for scheme in ["Bearer", "bearer"] {
+        let list = http()
+            .get(service.url("/sandboxes"))
+            .header("authorization", format!("{scheme} s3cret"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(list.status(), 200, "{scheme}");
+    }
+    let addr = service.addr();
+    let _half_sent =
+        raw_connection(addr, b"POST /sandboxes HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Ap").await;
+    let _stalled = raw_connection(
+        addr,
+        b"POST /sandboxes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+    )
+    .await;
+    let status = service
+        .terminate(Duration::from_secs(20))
+        .expect("the service exits within 20 s of SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(!folder.exists(), "{folder:?} was left behind");
 }

@@ -4,6 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mcpgym_serve::ServeConfig;
+
 use crate::http::HttpOptions;
 use crate::hub::HubSettings;
 use crate::task::Split;
@@ -62,6 +64,61 @@ pub struct CommonArgs {
     /// scheme://host:port, exactly as browsers send it.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
+
+    /// HTTP connection timeouts, limit and shutdown deadline.
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
+}
+
+/// The flags that hold HTTP connections to account, for any server built on
+/// [`mcpgym_serve`].
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConnectionArgs {
+    /// Close an HTTP connection that has not sent a complete request head (request line and
+    /// headers) this many seconds after it opened or after its request began, or whose request
+    /// body stalls this long while the server waits for it.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_seconds, help_heading = "HTTP connections")]
+    pub header_timeout: Duration,
+
+    /// Close a keep-alive HTTP connection idle (no request) for this many seconds.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds, help_heading = "HTTP connections")]
+    pub keep_alive_timeout: Duration,
+
+    /// Most HTTP connections served at once; further ones wait in the listen backlog. Keep it
+    /// below the open-file limit (ulimit -n).
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..), help_heading = "HTTP connections")]
+    pub max_connections: u32,
+
+    /// At shutdown (SIGTERM, Ctrl-C), how many seconds requests in flight may run on before
+    /// their connections are dropped and the episodes' cleanup finishes.
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_seconds, help_heading = "HTTP connections")]
+    pub shutdown_timeout: Duration,
+}
+
+impl ConnectionArgs {
+    /// The connection settings these flags describe.
+    pub fn config(&self) -> ServeConfig {
+        ServeConfig {
+            header_timeout: self.header_timeout,
+            idle_timeout: self.keep_alive_timeout,
+            max_connections: self.max_connections as usize,
+            shutdown_timeout: self.shutdown_timeout,
+        }
+    }
+}
+
+/// Seconds, whole or decimal (`0.5`), as a duration; at most a day.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(0.001..=86_400.0).contains(&seconds) {
+        return Err(format!(
+            "{text} is out of range: give 0.001 to 86400 seconds"
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 impl CommonArgs {
@@ -86,6 +143,7 @@ impl CommonArgs {
             allow_origins: self.allow_origins.clone(),
             loopback_hosts_only: true,
             mount_root_mcp: true,
+            connections: self.connections.config(),
         }
     }
 }

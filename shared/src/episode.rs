@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 
 use crate::env::{EpisodeState, StepOutcome};
 use crate::reward::{RewardLedger, StepReward};
-use crate::trajectory::{TrajectoryRecord, TrajectorySink, observation_text};
+use crate::trajectory::{
+    TrajectoryRecord, TrajectorySink, clipped_arguments, clipped_observation_text,
+    clipped_structured,
+};
 use crate::{META_EPISODE, META_STEP};
 
 /// The public state of an episode, as `GET /episodes/{id}` returns it.
@@ -161,7 +164,8 @@ impl Episode {
             return self.frozen_result(&message);
         }
         self.turn += 1;
-        let record_arguments = arguments.clone();
+        // Kept for the record, clipped to its budget (a long cell is not stored twice).
+        let record_arguments = clipped_arguments(&arguments);
         let outcome = state.call(tool, arguments).await;
         let StepOutcome {
             mut content,
@@ -239,27 +243,41 @@ impl Episode {
     fn record(
         &mut self,
         tool: &str,
-        arguments: JsonObject,
+        (arguments, arguments_cut): (JsonObject, usize),
         content: &[ContentBlock],
         is_error: bool,
         structured: Option<&Value>,
         paid: &StepReward,
         started: Instant,
     ) {
+        let (observation, observation_cut) = clipped_observation_text(content);
+        let (structured, structured_cut) = match structured.map(clipped_structured) {
+            Some((value, cut)) => (Some(value), cut),
+            None => (None, 0),
+        };
+        let cut_bytes = [
+            ("observation", observation_cut),
+            ("arguments", arguments_cut),
+            ("structured", structured_cut),
+        ]
+        .into_iter()
+        .filter(|(_, cut)| *cut > 0)
+        .collect();
         let record = Arc::new(TrajectoryRecord {
             time: std::time::SystemTime::now(),
             episode: self.id.clone(),
             turn: self.turn,
             tool: tool.to_owned(),
             arguments,
-            observation: observation_text(content),
+            observation,
             is_error,
-            structured: structured.cloned(),
+            structured,
             reward: paid.total,
             reward_components: paid.components.clone(),
             done: self.done,
             truncated: self.truncated,
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+            cut_bytes,
         });
         if let Some(sink) = &self.sink {
             sink.append(record.clone());
@@ -323,6 +341,7 @@ mod tests {
     use super::*;
     use crate::env::BoxFuture;
     use crate::reward::Reward;
+    use crate::trajectory::observation_text;
 
     /// A game that ends when `win` is called, paying 1.0 once.
     struct Counter;

@@ -1,5 +1,6 @@
 //! Streamable HTTP: MCP endpoints, the control plane, health and metrics, behind Host, Origin
-//! and bearer-token checks, on sockets with TCP_NODELAY.
+//! and bearer-token checks, on connections held to header and idle timeouts, a connection
+//! limit and a shutdown deadline ([`mcpgym_serve`], set by [`HttpOptions::connections`]).
 //!
 //! | route | what |
 //! |---|---|
@@ -24,8 +25,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use axum::{Json, Router};
+use mcpgym_serve::{Connections, ServeConfig, bearer_token, constant_time_eq};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
@@ -33,6 +34,7 @@ use serde_json::json;
 
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::malformed::json_rpc_errors;
 use crate::mcp::{EpisodeRoute, McpHandler};
 use crate::stateless::stateless_tool_call;
 use crate::task::Split;
@@ -54,6 +56,8 @@ pub struct HttpOptions {
     pub loopback_hosts_only: bool,
     /// Serve the only environment's MCP at `/mcp` too.
     pub mount_root_mcp: bool,
+    /// Connection timeouts, the connection limit and the shutdown deadline.
+    pub connections: ServeConfig,
 }
 
 /// Why the HTTP server would not start.
@@ -93,17 +97,26 @@ fn hub_error(error: HubError) -> Response {
 
 fn mcp_service(
     factory: impl Fn() -> McpHandler + Send + Sync + 'static,
+    config: &StreamableHttpServerConfig,
 ) -> StreamableHttpService<McpHandler, LocalSessionManager> {
+    StreamableHttpService::new(move || Ok(factory()), Default::default(), config.clone())
+}
+
+/// The whole HTTP application for a hub.
+pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
+    application(hub, options).0
+}
+
+/// The application, and what ends its MCP event streams (legacy sessions keep one open for
+/// as long as the client lives; at shutdown they must end for connections to drain).
+fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send + 'static) {
     // Host and Origin are checked for every route by `guard`, so rmcp's own checks are off.
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_json_response(true)
         .with_max_request_body_bytes(MCP_BODY_LIMIT);
-    StreamableHttpService::new(move || Ok(factory()), Default::default(), config)
-}
-
-/// The whole HTTP application for a hub.
-pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
+    let streams = config.cancellation_token.clone();
+    let end_streams = move || streams.cancel();
     let app = Router::new()
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
@@ -118,7 +131,10 @@ pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
     let mut mcp = Router::new();
     for env in hub.envs() {
         let (hub_for, env_for) = (hub.clone(), env.clone());
-        let service = mcp_service(move || McpHandler::for_env(hub_for.clone(), env_for.clone()));
+        let service = mcp_service(
+            move || McpHandler::for_env(hub_for.clone(), env_for.clone()),
+            &config,
+        );
         mcp = mcp.nest_service(&format!("/{}/mcp", env.name()), service.clone());
         if options.mount_root_mcp && single_env {
             mcp = mcp.nest_service("/mcp", service);
@@ -128,25 +144,33 @@ pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
     let episode_mcp = Router::new()
         .route_service(
             "/episodes/{id}/mcp",
-            mcp_service(move || McpHandler::for_episode_routes(hub_for.clone())),
+            mcp_service(
+                move || McpHandler::for_episode_routes(hub_for.clone()),
+                &config,
+            ),
         )
         .layer(middleware::from_fn_with_state(
             hub.clone(),
             stateless_tool_call,
         ))
+        .layer(middleware::from_fn(json_rpc_errors))
         .layer(middleware::from_fn_with_state(
             hub.clone(),
             bind_episode_route,
         ));
-    let mcp = mcp.layer(middleware::from_fn_with_state(
-        hub.clone(),
-        stateless_tool_call,
-    ));
+    let mcp = mcp
+        .layer(middleware::from_fn_with_state(
+            hub.clone(),
+            stateless_tool_call,
+        ))
+        .layer(middleware::from_fn(json_rpc_errors));
 
-    app.merge(mcp)
+    let app = app
+        .merge(mcp)
         .merge(episode_mcp)
         .layer(middleware::from_fn_with_state(Arc::new(options), guard))
-        .with_state(hub)
+        .with_state(hub);
+    (app, end_streams)
 }
 
 /// Binds to `addr`, prints the address, and serves until `shutdown` resolves; then closes
@@ -157,6 +181,11 @@ pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
 /// them). A small request then stays on one thread from accept to reply, with no cross-thread
 /// wake-ups; the episodes themselves are shared by all threads. Call it from a current-thread
 /// runtime: that thread is one of the serving threads.
+///
+/// Connections are held to [`HttpOptions::connections`] (timeouts, a limit shared by every
+/// thread). At shutdown every thread stops accepting while the episodes close, which stops the
+/// calls running on them; requests still running after
+/// [`ServeConfig::shutdown_timeout`] lose their connections, so shutting down always ends.
 pub async fn serve(
     hub: Arc<Hub>,
     addr: SocketAddr,
@@ -170,12 +199,13 @@ pub async fn serve(
     let listener = reuseport_listener(addr).map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
     hub.spawn_reaper();
-    let app = router(hub.clone(), options);
+    let connections = Connections::new(options.connections.clone());
+    let (app, end_streams) = application(hub.clone(), options);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut workers = Vec::new();
     for index in 1..threads {
-        let (app, mut stopped) = (app.clone(), stopped.clone());
+        let (app, mut stopped, connections) = (app.clone(), stopped.clone(), connections.clone());
         let worker = std::thread::Builder::new()
             .name(format!("mcpgym-http-{index}"))
             .spawn(move || -> std::io::Result<()> {
@@ -187,14 +217,14 @@ pub async fn serve(
                     let until_stopped = async move {
                         let _ = stopped.wait_for(|stop| *stop).await;
                     };
-                    run(listener, app, until_stopped).await
+                    connections.serve(listener, app, until_stopped).await
                 })
             })?;
         workers.push(worker);
     }
     // The line tests and tools wait for; stdout stays free.
     eprintln!("mcpgym: listening on http://{local}");
-    let mut main_stopped = stopped;
+    let (mut main_stopped, mut closing_stopped) = (stopped.clone(), stopped);
     let stop_all = async move {
         tokio::select! {
             () = shutdown => {}
@@ -202,14 +232,22 @@ pub async fn serve(
         }
         let _ = stop.send(true);
     };
-    let served = run(listener, app, stop_all).await;
+    // Closing the episodes as shutdown begins ends the calls running on them, so their
+    // requests answer within the grace period instead of being cut off at its end.
+    let closing = async {
+        let _ = closing_stopped.wait_for(|stop| *stop).await;
+        end_streams();
+        hub.close_all().await;
+    };
+    let (served, ()) = tokio::join!(connections.serve(listener, app, stop_all), closing);
     for worker in workers {
-        match worker.join() {
-            Ok(Err(error)) => tracing::error!(%error, "an HTTP thread failed"),
-            Err(_) => tracing::error!("an HTTP thread panicked"),
-            Ok(Ok(())) => {}
+        match tokio::task::spawn_blocking(move || worker.join()).await {
+            Ok(Ok(Err(error))) => tracing::error!(%error, "an HTTP thread failed"),
+            Ok(Err(_)) | Err(_) => tracing::error!("an HTTP thread panicked"),
+            Ok(Ok(Ok(()))) => {}
         }
     }
+    // Episodes started by requests that were still running when the first close began.
     hub.close_all().await;
     served.map_err(ServeError::from)
 }
@@ -226,23 +264,6 @@ fn reuseport_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListen
     socket.set_reuseport(true)?;
     socket.bind(addr)?;
     socket.listen(1024)
-}
-
-/// Serves one listener until `until` resolves.
-async fn run(
-    listener: tokio::net::TcpListener,
-    app: Router,
-    until: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let listener = listener.tap_io(|tcp| {
-        // Without it, Nagle and delayed ACKs add about 20 ms to small MCP responses.
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::warn!(%error, "cannot set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(until)
-        .await
 }
 
 /// Host, Origin and token checks, for every route.
@@ -342,21 +363,9 @@ fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     }
 }
 
+/// Whether the request carries `Authorization: Bearer <token>` (the scheme in any case).
 fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    let Some(given) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    // Compare in time independent of where the first difference is.
-    given.len() == token.len()
-        && given
-            .bytes()
-            .zip(token.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    bearer_token(headers).is_some_and(|given| constant_time_eq(given, token))
 }
 
 async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
@@ -506,5 +515,7 @@ mod tests {
         headers.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
         assert!(bearer_matches(&headers, "s3cret"));
         assert!(!bearer_matches(&headers, "s3cre"));
+        headers.insert(header::AUTHORIZATION, "bearer s3cret".parse().unwrap());
+        assert!(bearer_matches(&headers, "s3cret"));
     }
 }

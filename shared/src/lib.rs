@@ -9,14 +9,19 @@
 //! - [`store`]: live episodes with a capacity, an idle TTL and a reaper;
 //! - [`hub`]: the environments, the store and the settings behind every transport;
 //! - [`mcp`]: the MCP server handler and the rules that bind a tool call to its episode;
-//! - [`http`]: streamable HTTP MCP, the control plane, health and metrics;
+//! - [`http`]: streamable HTTP MCP, the control plane, health and metrics, on connections held
+//!   to timeouts and a limit ([`mcpgym_serve`]); [`malformed`]: JSON-RPC errors for bodies
+//!   that are not JSON-RPC;
+//! - [`clip`]: head-and-tail clipping that keeps trajectory records within their budget;
 //! - [`cli`]: the flags every environment shares.
 
 pub mod cli;
+pub mod clip;
 pub mod env;
 pub mod episode;
 pub mod http;
 pub mod hub;
+pub mod malformed;
 pub mod mcp;
 pub mod metrics;
 pub mod progress;

@@ -2,6 +2,12 @@
 //! `--trajectory-dir`, appended to `DIR/<episode>.jsonl`.
 //!
 //! Files are written by one background thread so that no tool call waits on the disk.
+//!
+//! A record holds at most about 64 KiB, however much a call printed or was sent: the
+//! observation keeps its first and last 16 KiB ([`OBSERVATION_BUDGET`]), the arguments and the
+//! structured content 16 KiB each ([`ARGUMENTS_BUDGET`], [`STRUCTURED_BUDGET`]) with long
+//! strings clipped head and tail. A cut is said in place (`…[cut N bytes]…`) and counted in
+//! the record's `cut_bytes`, so memory and files stay bounded by turns × 64 KiB per episode.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -13,6 +19,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{ContentBlock, JsonObject};
 use serde::Serialize;
+use serde_json::Value;
+
+use crate::clip::{Clipper, clip_json};
+
+/// Bytes of observation text a record keeps: the first and last half of it.
+pub const OBSERVATION_BUDGET: usize = 32 * 1024;
+/// Bytes of JSON a record keeps of the call's arguments.
+pub const ARGUMENTS_BUDGET: usize = 16 * 1024;
+/// Bytes of JSON a record keeps of the structured observation.
+pub const STRUCTURED_BUDGET: usize = 16 * 1024;
 
 /// One tool call, as recorded. Kept as data and turned into JSON only when read (or by the
 /// file writer's thread), so a tool call does not pay for serializing its own record.
@@ -46,6 +62,10 @@ pub struct TrajectoryRecord {
     pub truncated: bool,
     /// How long the call took, in milliseconds.
     pub latency_ms: f64,
+    /// Bytes cut from `observation`, `arguments` or `structured` to keep the record within its
+    /// budget; only the fields that were cut.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub cut_bytes: BTreeMap<&'static str, usize>,
 }
 
 impl TrajectoryRecord {
@@ -79,6 +99,60 @@ pub fn observation_text(content: &[ContentBlock]) -> String {
         }
     }
     text
+}
+
+/// [`observation_text`] within [`OBSERVATION_BUDGET`], built without ever holding the whole
+/// text; and the bytes cut.
+pub fn clipped_observation_text(content: &[ContentBlock]) -> (String, usize) {
+    let mut text = Clipper::new(OBSERVATION_BUDGET);
+    for (index, block) in content.iter().enumerate() {
+        if index > 0 {
+            text.push_str("\n");
+        }
+        match block {
+            ContentBlock::Text(t) => text.push_str(&t.text),
+            ContentBlock::Image(image) => text.push_str(&format!("[image {}]", image.mime_type)),
+            _ => text.push_str("[non-text content]"),
+        }
+    }
+    text.finish()
+}
+
+/// Arguments within [`ARGUMENTS_BUDGET`] (long strings clipped), and the bytes cut.
+pub fn clipped_arguments(arguments: &JsonObject) -> (JsonObject, usize) {
+    // Typical arguments are far below the budget: decide without copying them twice.
+    let small = arguments
+        .iter()
+        .map(|(key, value)| key.len() + serde_json_len_bound(value))
+        .sum::<usize>()
+        < ARGUMENTS_BUDGET / 6;
+    if small {
+        return (arguments.clone(), 0);
+    }
+    match clip_json(&Value::Object(arguments.clone()), ARGUMENTS_BUDGET) {
+        (Value::Object(map), cut) => (map, cut),
+        (_, cut) => (JsonObject::new(), cut),
+    }
+}
+
+/// Structured content within [`STRUCTURED_BUDGET`], and the bytes cut.
+pub fn clipped_structured(structured: &Value) -> (Value, usize) {
+    clip_json(structured, STRUCTURED_BUDGET)
+}
+
+/// A rough size of a JSON value: its string and key bytes plus a little per node.
+fn serde_json_len_bound(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => 2 + items.iter().map(serde_json_len_bound).sum::<usize>(),
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(k, v)| k.len() + 4 + serde_json_len_bound(v))
+                .sum::<usize>()
+        }
+        _ => 24,
+    }
 }
 
 /// A time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T10:21:34.978Z`.

@@ -317,3 +317,88 @@ pub async fn act(client: &Client, tool: &str, arguments: Value) -> CallToolResul
         .await
         .unwrap_or_else(|e| panic!("{tool} call failed: {e}"))
 }
+
+impl HttpServer {
+    /// The address the server listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.base
+            .strip_prefix("http://")
+            .and_then(|a| a.parse().ok())
+            .expect("the listening line names an address")
+    }
+
+    /// Sends SIGTERM and waits up to `bound` for the process to exit; its status if it did.
+    pub fn terminate(&mut self, bound: std::time::Duration) -> Option<std::process::ExitStatus> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + bound;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+/// A raw TCP connection to `addr` that has sent `bytes` (perhaps only part of a request).
+pub async fn raw_connection(addr: std::net::SocketAddr, bytes: &[u8]) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect to the server");
+    stream.write_all(bytes).await.expect("send to the server");
+    stream
+}
+
+/// Reads until the server closes the connection (end of stream or reset), for at most
+/// `bound`; returns what was read, or `None` if the connection was still open.
+pub async fn read_until_closed(
+    stream: &mut tokio::net::TcpStream,
+    bound: std::time::Duration,
+) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut received = Vec::new();
+    let reading = async {
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => received.extend_from_slice(&buffer[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(bound, reading).await.ok()?;
+    Some(received)
+}
+
+/// Reads one HTTP response with a `Content-Length` from a raw connection, leaving it open.
+pub async fn read_response(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&received).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                return text;
+            }
+        }
+        let n = stream.read(&mut buffer).await.expect("read a response");
+        assert!(
+            n > 0,
+            "the server closed the connection before answering: {text}"
+        );
+        received.extend_from_slice(&buffer[..n]);
+    }
+}

@@ -40,8 +40,8 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use axum::{Extension, Router};
+use mcpgym_serve::{Connections, ServeConfig, bearer_token, constant_time_eq};
 use tower::ServiceExt;
 
 use api_error::ApiError;
@@ -73,11 +73,16 @@ pub struct ServiceConfig {
     /// When set, every request but `GET /health` must carry it (as `X-API-Key` or a bearer
     /// token), or, on the data plane, the sandbox's own `X-Access-Token`.
     pub token: Option<String>,
+    /// Connection timeouts, the connection limit and the shutdown deadline.
+    pub http: ServeConfig,
+    /// Resource limits and quotas of every sandbox's jails.
+    pub limits: crate::jail::Limits,
 }
 
 impl Default for ServiceConfig {
     /// A pool of 2, 300 s per execution, 100 sandboxes, 24 h lifetimes, 4 MiB requests,
-    /// 100 MiB files, under `$TMPDIR/mcpgym-sandbox-<pid>`.
+    /// 100 MiB files, under `$TMPDIR/mcpgym-sandbox-<pid>`; connections as
+    /// [`ServeConfig::default`] says.
     fn default() -> Self {
         ServiceConfig {
             root_dir: std::env::temp_dir().join(format!("mcpgym-sandbox-{}", std::process::id())),
@@ -88,6 +93,8 @@ impl Default for ServiceConfig {
             max_request_bytes: 4 << 20,
             max_file_bytes: 100 << 20,
             token: None,
+            http: ServeConfig::default(),
+            limits: crate::jail::Limits::default(),
         }
     }
 }
@@ -198,22 +205,27 @@ impl Listening {
             ..
         } = self;
         let root = registry.config().root_dir.clone();
+        let connections = Connections::new(registry.config().http.clone());
         let app = router(registry.clone(), loopback_only);
-        let listener = listener.tap_io(|tcp| {
-            // Without it, Nagle and delayed ACKs hold back small streamed lines by ~40 ms.
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::warn!(%error, "cannot set TCP_NODELAY");
-            }
-        });
-        // Killing the sandboxes first ends their streamed responses, so the graceful shutdown
-        // does not wait for cells that would run until their deadline.
-        let closing = registry.clone();
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                closing.close_all().await;
-            })
-            .await;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let signal = async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        };
+        let mut accepting = stopped.clone();
+        let until = async move {
+            let _ = accepting.wait_for(|stop| *stop).await;
+        };
+        // Killing the sandboxes as shutdown begins ends their streamed responses, so the
+        // requests in flight finish within the grace period instead of running to their
+        // deadline; the connections' own deadline covers clients that never finish a request.
+        let mut closing_stopped = stopped;
+        let closing = async {
+            let _ = closing_stopped.wait_for(|stop| *stop).await;
+            registry.close_all().await;
+        };
+        let (served, (), ()) =
+            tokio::join!(connections.serve(listener, app, until), closing, signal);
         registry.close_all().await;
         registry::remove_root(root).await;
         served.map_err(ServeError::from)
@@ -306,6 +318,14 @@ async fn dispatch(State(app): State<Arc<App>>, mut request: Request) -> Response
         }
         return app.control.clone().oneshot(request).await.into_response();
     };
+    // Without any credential, refuse before the lookup: a 404 would tell who may not know
+    // whether a sandbox id exists.
+    if token.as_ref().is_some_and(|token| {
+        !carries_token(request.headers(), token)
+            && !request.headers().contains_key("x-access-token")
+    }) {
+        return unauthorized();
+    }
     let sandbox = match app.registry.get(&id) {
         Ok(sandbox) => sandbox,
         Err(error) => return error.into_response(),
@@ -401,11 +421,7 @@ fn is_loopback_authority(authority: &str) -> bool {
 
 fn carries_token(headers: &HeaderMap, token: &str) -> bool {
     let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    [api_key, bearer]
+    [api_key, bearer_token(headers)]
         .into_iter()
         .flatten()
         .any(|given| constant_time_eq(given, token))
@@ -416,15 +432,6 @@ fn carries_access_token(headers: &HeaderMap, sandbox: &Sandbox) -> bool {
         .get("x-access-token")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|given| constant_time_eq(given, &sandbox.access_token))
-}
-
-/// Compares in time independent of where the first difference is.
-fn constant_time_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
 }
 
 fn unauthorized() -> Response {
@@ -483,6 +490,21 @@ mod tests {
         for bad in ["evil.com", "10.0.0.1:80", "localhost.evil.com", ""] {
             assert!(!is_loopback_authority(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn tokens_come_as_an_api_key_or_a_bearer_in_any_case() {
+        for (name, value) in [
+            ("x-api-key", "s3cret"),
+            ("authorization", "Bearer s3cret"),
+            ("authorization", "bearer s3cret"),
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(name, HeaderValue::from_static(value));
+            assert!(carries_token(&headers, "s3cret"), "{name}: {value}");
+            assert!(!carries_token(&headers, "other"), "{name}: {value}");
+        }
+        assert!(!carries_token(&HeaderMap::new(), "s3cret"));
     }
 
     #[test]
