@@ -376,6 +376,7 @@ async fn a_cell_past_its_timeout_is_interrupted_and_the_next_runs() {
         shown.contains("TimeoutError") && shown.contains("2 s"),
         "{shown}"
     );
+    assert!(shown.contains("keeps its variables"), "{shown}");
     let next = cell(&client, "print(kept + 1)").await;
     assert_eq!(text(&next), "6");
     client.cancel().await.unwrap();
@@ -514,5 +515,296 @@ async fn long_cells_report_progress_to_clients_that_ask() {
         messages.iter().any(|m| m.starts_with("cell running: ")),
         "{messages:?}"
     );
+    client.cancel().await.unwrap();
+}
+
+/// The loopback TCP ports process `pid` listens on (from its socket descriptors and
+/// /proc/PID/net/tcp).
+fn listening_ports(pid: u32) -> Vec<u16> {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|link| {
+            let link = link.to_string_lossy().into_owned();
+            link.strip_prefix("socket:[")
+                .and_then(|rest| rest.strip_suffix(']'))
+                .map(str::to_owned)
+        })
+        .collect();
+    let table = std::fs::read_to_string(format!("/proc/{pid}/net/tcp")).unwrap();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (local, state, inode) = (fields[1], fields[3], fields[9]);
+            (state == "0A" && inodes.iter().any(|i| i == inode))
+                .then(|| u16::from_str_radix(local.rsplit(':').next().unwrap(), 16).unwrap())
+        })
+        .collect()
+}
+
+/// The server's resident memory in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_internal_sandbox_service_refuses_anyone_without_its_token() {
+    let server =
+        HttpServer::start_with_log(&["jupyter", "--task", TASK], "warn,mcpgym_sandbox=debug");
+    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
+    let client = server
+        .legacy_client(created["mcp_url"].as_str().unwrap())
+        .await;
+    assert_eq!(
+        text(&cell(&client, "secret = 41\nsecret + 1").await)
+            .rsplit('\n')
+            .next(),
+        Some("42")
+    );
+    // The sandbox's id, as the service logged it.
+    assert!(server.log_contains("sandbox created"));
+    let log = mcpgym_jupyter::observe::strip_ansi(&server.log.lock().unwrap());
+    let sandbox = log
+        .split("sandbox=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("a sandbox id in the log")
+        .to_owned();
+    let mcp_port: u16 = server.base.rsplit(':').next().unwrap().parse().unwrap();
+    let ports: Vec<u16> = listening_ports(server.pid())
+        .into_iter()
+        .filter(|p| *p != mcp_port)
+        .collect();
+    assert_eq!(ports.len(), 1, "one internal service port: {ports:?}");
+    let internal = format!("http://127.0.0.1:{}", ports[0]);
+    let http = http();
+    let listed = http
+        .get(format!("{internal}/sandboxes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), 401);
+    let listed = http
+        .get(format!("{internal}/sandboxes"))
+        .header("X-API-Key", "guess")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), 401);
+    let run = http
+        .post(format!("{internal}/execute"))
+        .header("E2b-Sandbox-Id", &sandbox)
+        .header("E2b-Sandbox-Port", "49999")
+        .json(&json!({"code": "secret = 0"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(run.status(), 401);
+    let said: Value = run.json().await.unwrap();
+    assert!(
+        said["message"].as_str().unwrap().contains("API key"),
+        "{said}"
+    );
+    let files = http
+        .get(format!("{internal}/files?path=/home/user/sales.csv"))
+        .header("E2b-Sandbox-Id", &sandbox)
+        .header("E2b-Sandbox-Port", "49983")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(files.status(), 401);
+    let killed = http
+        .delete(format!("{internal}/sandboxes/{sandbox}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(killed.status(), 401);
+    // Untouched: the kernel still has its variable.
+    assert_eq!(text(&cell(&client, "secret").await), "41");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn printing_gigabytes_is_cut_and_leaves_the_server_flat() {
+    let server = HttpServer::start(&["jupyter", "--task", TASK, "--cell-timeout", "300"]);
+    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let client = server
+        .legacy_client(created["mcp_url"].as_str().unwrap())
+        .await;
+    cell(&client, "1").await;
+    let before = rss_kib(server.pid());
+    for _ in 0..3 {
+        let printed = text(
+            &shell(
+                &client,
+                "head -c 1000000000 /dev/zero | tr '\\0' a; echo END",
+            )
+            .await,
+        );
+        assert!(printed.len() < 20_000, "{}", printed.len());
+        assert!(
+            printed.starts_with("aaaa") && printed.contains("END\n[exit code 0]"),
+            "{}",
+            &printed[printed.len() - 200..]
+        );
+        let cut = printed
+            .split("[... ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap();
+        let cut: u64 = cut.parse().unwrap();
+        assert!(cut > 999_000_000, "{cut}");
+    }
+    let value = text(&cell(&client, "'y' * 100_000_000").await);
+    assert!(
+        value.len() < 20_000 && value.contains("characters cut"),
+        "{}",
+        value.len()
+    );
+    let printed = text(
+        &cell(
+            &client,
+            "for i in range(20):\n    print('x' * 10_000_000)\nprint('END')",
+        )
+        .await,
+    );
+    assert!(
+        printed.len() < 20_000 && printed.contains("characters cut") && printed.ends_with("END"),
+        "{}",
+        &printed[printed.len() - 200..]
+    );
+    let cut: u64 = printed
+        .split("[... ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(cut > 190_000_000, "{cut}");
+    // The kernel is fine, and the stored notebook is small.
+    assert_eq!(text(&cell(&client, "6 * 7").await), "42");
+    let notebook = http()
+        .get(server.url(&format!("/episodes/{id}/notebook")))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert!(
+        notebook.len() < 2 << 20,
+        "notebook of {} bytes",
+        notebook.len()
+    );
+    client.cancel().await.unwrap();
+    let deleted = http()
+        .delete(server.url(&format!("/episodes/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success());
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let after = rss_kib(server.pid());
+    assert!(
+        after < before + 150 * 1024,
+        "RSS went from {before} KiB to {after} KiB"
+    );
+}
+
+/// Pids of the IPython kernels below process `ancestor`.
+fn kernels_below(ancestor: u32) -> Vec<u32> {
+    let parent = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("ipykernel_launcher"))
+        })
+        .filter(|pid| {
+            let mut at = *pid;
+            for _ in 0..20 {
+                match parent(at) {
+                    Some(p) if p == ancestor => return true,
+                    Some(p) if p > 1 => at = p,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_killed_kernel_is_restarted_within_the_call() {
+    let server = HttpServer::start(&["jupyter", "--task", TASK, "--cell-timeout", "3"]);
+    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
+    let client = server
+        .legacy_client(created["mcp_url"].as_str().unwrap())
+        .await;
+    cell(&client, "kept = 5").await;
+    // Killed by its own cell.
+    let died = text(
+        &cell(
+            &client,
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+        )
+        .await,
+    );
+    assert!(
+        died.contains("KernelDied") && died.contains("variables and imports are gone"),
+        "{died}"
+    );
+    assert!(!died.contains("Not connected"), "{died}");
+    assert!(text(&cell(&client, "kept").await).contains("NameError"));
+    assert_eq!(text(&cell(&client, "kept = 6\nkept").await), "6");
+    // Killed from outside between two calls: the next call restarts it and runs.
+    let kernels = kernels_below(server.pid());
+    assert!(!kernels.is_empty());
+    for pid in &kernels {
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = text(&cell(&client, "print('alive')\n'kept' in globals()").await);
+    assert!(
+        after.contains("had died") && after.contains("variables and imports are gone"),
+        "{after}"
+    );
+    assert!(
+        after.contains("alive") && after.ends_with("False"),
+        "{after}"
+    );
+    assert!(!after.contains("Not connected"), "{after}");
+    assert_eq!(text(&cell(&client, "6 * 7").await), "42");
+    // A timed-out cell that ignores the interrupt loses the variables, and says so.
+    cell(&client, "kept = 7").await;
+    let stuck = text(&cell(&client, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)").await);
+    assert!(
+        stuck.contains("TimeoutError")
+            && stuck.contains("restarted")
+            && stuck.contains("variables and imports are gone"),
+        "{stuck}"
+    );
+    assert!(!stuck.contains("keeps its variables"), "{stuck}");
+    assert!(text(&cell(&client, "kept").await).contains("NameError"));
     client.cancel().await.unwrap();
 }

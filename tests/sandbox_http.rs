@@ -1113,3 +1113,265 @@ async fn a_token_guards_the_service_and_limits_hold() {
     assert_eq!(with.status(), StatusCode::OK);
     assert!(with.text().await.unwrap().contains(r#""text":"2""#));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_never_pass_the_limit() {
+    let service = HttpServer::start(&["sandbox", "--pool", "1", "--max-sandboxes", "5"]);
+    let client = Client::new(&service.base);
+    let creates: Vec<_> = (0..20)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let response = client
+                    .post("/sandboxes")
+                    .json(&json!({"templateID": "base"}))
+                    .send()
+                    .await
+                    .unwrap();
+                let status = response.status();
+                let body: Value = response.json().await.unwrap();
+                (status, body)
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for create in creates {
+        answers.push(create.await.unwrap());
+    }
+    let created = answers
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CREATED)
+        .count();
+    assert_eq!(created, 5, "{answers:?}");
+    for (status, body) in &answers {
+        if *status != StatusCode::CREATED {
+            assert_eq!(*status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+            assert!(
+                body["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("--max-sandboxes"),
+                "{body}"
+            );
+        }
+    }
+    let listed: Vec<Value> = client
+        .http
+        .get(format!("{}/sandboxes", service.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 5);
+}
+
+/// A file request of sandbox `id` on port 49983.
+async fn envd(client: &Client, id: &str, path: &str, body: Value) -> (StatusCode, Vec<u8>) {
+    let response = client
+        .data(reqwest::Method::POST, id, 49983, path)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.bytes().await.unwrap().to_vec())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_requests_never_follow_a_symlink_swapped_in_out_of_the_home() {
+    let service = HttpServer::start(&["sandbox", "--pool", "2"]);
+    let client = Client::new(&service.base);
+    // A host directory anyone may write, holding a file anyone may read.
+    let host = std::env::temp_dir().join(format!("mcpgym-race-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&host);
+    std::fs::create_dir_all(&host).unwrap();
+    std::fs::write(host.join("secret"), "HOST-SECRET").unwrap();
+    std::fs::write(host.join("f0"), "HOST-SECRET").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&host, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let id = client.create(json!({"templateID": "base"})).await;
+    let other = client.create(json!({"templateID": "base"})).await;
+    // A thread of the kernel swaps /home/user/d between a directory and a symlink to the
+    // host directory, as fast as it can.
+    let swapper = format!(
+        r#"
+import ctypes, os, threading
+os.makedirs('/home/user/d', exist_ok=True)
+open('/home/user/d/secret', 'w').write('mine')
+open('/home/user/d/f0', 'w').write('mine')
+os.symlink({host:?}, '/home/user/swap')
+libc = ctypes.CDLL(None, use_errno=True)
+def swap():
+    while True:
+        libc.renameat2(-100, b'/home/user/d', -100, b'/home/user/swap', 2)
+threading.Thread(target=swap, daemon=True).start()
+'started'"#,
+        host = host.to_string_lossy()
+    );
+    assert_eq!(
+        main_result(&client.run(&id, &swapper).await).as_deref(),
+        Some("started")
+    );
+    let mut answers = std::collections::BTreeMap::<u16, usize>::new();
+    for i in 0..60 {
+        let mut statuses = Vec::new();
+        // Write, read, list, stat, make a directory, move, remove: all through d.
+        let write = client
+            .data(
+                reqwest::Method::POST,
+                &id,
+                49983,
+                &format!("/files?path=/home/user/d/w{i}"),
+            )
+            .header("Content-Type", "application/octet-stream")
+            .body("x")
+            .send()
+            .await
+            .unwrap();
+        statuses.push(write.status());
+        let read = client
+            .data(
+                reqwest::Method::GET,
+                &id,
+                49983,
+                "/files?path=/home/user/d/secret",
+            )
+            .send()
+            .await
+            .unwrap();
+        statuses.push(read.status());
+        let text = read.bytes().await.unwrap();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("HOST-SECRET"),
+            "read a host file"
+        );
+        let (status, listed) = envd(
+            &client,
+            &id,
+            "/filesystem.Filesystem/ListDir",
+            json!({"path": "/home/user/d", "depth": 2}),
+        )
+        .await;
+        statuses.push(status);
+        let listed = String::from_utf8_lossy(&listed).into_owned();
+        assert!(
+            !listed.contains("\"size\":\"11\""),
+            "listed a host file: {listed}"
+        );
+        let (status, _) = envd(
+            &client,
+            &id,
+            "/filesystem.Filesystem/Stat",
+            json!({"path": "/home/user/d/secret"}),
+        )
+        .await;
+        statuses.push(status);
+        let (status, _) = envd(
+            &client,
+            &id,
+            "/filesystem.Filesystem/MakeDir",
+            json!({"path": format!("/home/user/d/m{i}")}),
+        )
+        .await;
+        statuses.push(status);
+        let (status, _) = envd(
+            &client,
+            &id,
+            "/filesystem.Filesystem/Move",
+            json!({"source": "/home/user/d/f0", "destination": format!("/home/user/d/f{}", i + 1)}),
+        )
+        .await;
+        statuses.push(status);
+        let (status, _) = envd(
+            &client,
+            &id,
+            "/filesystem.Filesystem/Move",
+            json!({"source": format!("/home/user/d/f{}", i + 1), "destination": "/home/user/d/f0"}),
+        )
+        .await;
+        statuses.push(status);
+        let (status, _) = envd(
+            &client,
+            &id,
+            "/filesystem.Filesystem/Remove",
+            json!({"path": format!("/home/user/d/m{i}")}),
+        )
+        .await;
+        statuses.push(status);
+        for status in statuses {
+            *answers.entry(status.as_u16()).or_default() += 1;
+            assert!(status.is_success() || status.is_client_error(), "{status}");
+        }
+    }
+    // Nothing came into, or went out of, the host directory.
+    let mut names: Vec<String> = std::fs::read_dir(&host)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f0", "secret"], "{answers:?}");
+    assert_eq!(
+        std::fs::read_to_string(host.join("secret")).unwrap(),
+        "HOST-SECRET"
+    );
+    // Both ways were taken: some requests reached d, others were refused.
+    assert!(answers.get(&200).copied().unwrap_or(0) > 0, "{answers:?}");
+    assert!(answers.get(&403).copied().unwrap_or(0) > 0, "{answers:?}");
+
+    // A symlink to another sandbox's jail log, or to its root: refused with a sentence.
+    let root = std::env::temp_dir().join(format!("mcpgym-sandbox-{}", service.pid()));
+    let mut logs = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else if entry.file_name() == "jail.log" {
+                logs.push(path);
+            }
+        }
+    }
+    assert!(!logs.is_empty(), "no jail.log under {}", root.display());
+    let links = format!(
+        "import os\nos.symlink({:?}, '/home/user/log')\nos.symlink({:?}, '/home/user/root')\nos.symlink('../../..' + {:?}, '/home/user/rel')",
+        logs[0].to_string_lossy(),
+        root.to_string_lossy(),
+        logs[0].to_string_lossy()
+    );
+    assert!(errors(&client.run(&other, &links).await).is_empty());
+    for path in ["/home/user/log", "/home/user/root/x", "/home/user/rel"] {
+        let read = client
+            .data(
+                reqwest::Method::GET,
+                &other,
+                49983,
+                &format!("/files?path={path}"),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_json_error(
+            read,
+            StatusCode::FORBIDDEN,
+            "leads outside the sandbox's files",
+        )
+        .await;
+    }
+    let (status, body) = envd(
+        &client,
+        &other,
+        "/filesystem.Filesystem/ListDir",
+        json!({"path": "/home/user/root"}),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    let _ = std::fs::remove_dir_all(&host);
+}

@@ -27,6 +27,7 @@ use hyper::body::Bytes;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::cap::{CellCapture, HeadTail};
 use crate::notebook::CellOutput;
 
 /// The code interpreter's port inside a sandbox.
@@ -397,7 +398,9 @@ impl E2bClient {
         let http =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .pool_timer(hyper_util::rt::TokioTimer::new())
-                .pool_idle_timeout(Duration::from_secs(90))
+                // Below the servers' keep-alive timeout (60 s by default), so a pooled
+                // connection is never reused just as the server closes it.
+                .pool_idle_timeout(Duration::from_secs(50))
                 .build(connector);
         Ok(Self { http, config })
     }
@@ -483,8 +486,8 @@ pub struct Execution {
     pub outputs: Vec<CellOutput>,
     /// Whether the cell raised (an error output).
     pub raised: bool,
-    /// Whether the client stopped waiting at its deadline (the connection was dropped, which
-    /// makes the server interrupt the cell).
+    /// Whether the cell ran past its deadline (the service stopped it, or the client stopped
+    /// waiting and dropped the request, which makes the service interrupt it).
     pub timed_out: bool,
 }
 
@@ -602,20 +605,26 @@ impl Sandbox {
         success(response).await.map(drop)
     }
 
-    /// Runs `code` in the default Python context (or `context_id`). The client waits at most
-    /// `timeout`; then it drops the request (the server interrupts the cell) and reports a
-    /// `TimeoutError` output.
+    /// Runs `code` in the default Python context (or `context_id`), with `timeout` as its
+    /// deadline. The service interrupts the cell at the deadline (and restarts the kernel if
+    /// it ignores the interrupt) and says which in a closing `TimeoutError`; the client waits
+    /// [`TIMEOUT_SLACK`] longer for that line, then drops the request itself and says it
+    /// cannot tell.
+    ///
+    /// Output is capped while it arrives (see [`crate::cap`]): the client keeps at most a few
+    /// tens of KiB of text and [`MAX_RICH_BYTES`](crate::cap::MAX_RICH_BYTES) of rich results
+    /// per cell, however much the cell prints.
     pub async fn execute(
         &self,
         code: &str,
         context_id: Option<&str>,
         timeout: Duration,
     ) -> Result<Execution, E2bError> {
-        let mut body = json!({ "code": code });
+        let mut body = json!({ "code": code, "timeout": timeout.as_secs_f64() });
         if let Some(id) = context_id {
             body["context_id"] = id.into();
         }
-        let mut execution = Execution::default();
+        let mut state = LineState::default();
         let run = async {
             let response = self
                 .data(http::Method::POST, INTERPRETER_PORT, "/execute")
@@ -623,18 +632,22 @@ impl Sandbox {
                 .send()
                 .await?;
             let mut response = success(response).await?;
-            let mut buffer: Vec<u8> = Vec::new();
+            let mut lines = LineReader::default();
             let mut ended = false;
             while let Some(chunk) = response.chunk().await? {
-                buffer.extend_from_slice(&chunk);
-                while let Some(newline) = buffer.iter().position(|b| *b == b'\n') {
-                    let line: Vec<u8> = buffer.drain(..=newline).collect();
-                    if apply_line(&line, &mut execution)? {
-                        ended = true;
+                for line in lines.push(&chunk) {
+                    match line {
+                        Line::Whole(line) => ended |= apply_line(&line, &mut state)?,
+                        Line::Dropped(bytes) => state.capture.stream(
+                            crate::notebook::StreamName::Stdout,
+                            &format!("\n{}\n", crate::cap::cut_marker(bytes as u64)),
+                        ),
                     }
                 }
             }
-            if !buffer.is_empty() && apply_line(&buffer, &mut execution)? {
+            if let Some(Line::Whole(rest)) = lines.finish()
+                && apply_line(&rest, &mut state)?
+            {
                 ended = true;
             }
             if ended {
@@ -645,21 +658,32 @@ impl Sandbox {
                 ))
             }
         };
-        match tokio::time::timeout(timeout, run).await {
-            Ok(result) => result.map(|()| execution),
+        let result = tokio::time::timeout(timeout + TIMEOUT_SLACK, run).await;
+        let mut execution = Execution {
+            execution_count: state.execution_count,
+            raised: state.raised,
+            timed_out: state.timed_out,
+            outputs: Vec::new(),
+        };
+        match result {
+            Ok(Ok(())) => {
+                execution.outputs = state.capture.finish();
+                Ok(execution)
+            }
+            Ok(Err(error)) => Err(error),
             Err(_) => {
                 // What arrived before the deadline stays; the dropped request interrupts it.
-                let mut execution = execution;
                 execution.timed_out = true;
                 execution.raised = true;
-                execution.outputs.push(CellOutput::error(
+                state.capture.error(
                     "TimeoutError",
-                    format!(
-                        "the cell ran longer than {} s and was interrupted; the kernel keeps its variables",
+                    &format!(
+                        "the cell ran longer than {} s and the sandbox did not stop it in time, so the request was dropped: the cell is interrupted, and if it ignores the interrupt the kernel is restarted and its variables are lost",
                         timeout.as_secs()
                     ),
                     "",
-                ));
+                );
+                execution.outputs = state.capture.finish();
                 Ok(execution)
             }
         }
@@ -703,8 +727,8 @@ impl Sandbox {
             "process": {"cmd": cmd, "args": args, "envs": {}, "cwd": cwd}
         }));
         let mut output = CommandOutput::default();
-        let mut stdout = Vec::new();
-        let mut stderr = Vec::new();
+        let mut stdout = HeadTail::default();
+        let mut stderr = HeadTail::default();
         let run = async {
             let response = self
                 .data(http::Method::POST, ENVD_PORT, "/process.Process/Start")
@@ -714,19 +738,9 @@ impl Sandbox {
                 .send()
                 .await?;
             let mut response = success(response).await?;
-            let mut buffer: Vec<u8> = Vec::new();
+            let mut frames = FrameReader::default();
             while let Some(chunk) = response.chunk().await? {
-                buffer.extend_from_slice(&chunk);
-                while buffer.len() >= 5 {
-                    let length =
-                        u32::from_be_bytes([buffer[1], buffer[2], buffer[3], buffer[4]]) as usize;
-                    if buffer.len() < 5 + length {
-                        break;
-                    }
-                    let flag = buffer[0];
-                    let message: Value = serde_json::from_slice(&buffer[5..5 + length])
-                        .map_err(|e| E2bError::Protocol(format!("bad Connect frame: {e}")))?;
-                    buffer.drain(..5 + length);
+                for (flag, message) in frames.push(&chunk)? {
                     if flag & 0x02 != 0 {
                         if let Some(error) = message.get("error") {
                             let text = error
@@ -746,8 +760,8 @@ impl Sandbox {
             ))
         };
         let result = tokio::time::timeout(timeout, run).await;
-        output.stdout = String::from_utf8_lossy(&stdout).into_owned();
-        output.stderr = String::from_utf8_lossy(&stderr).into_owned();
+        output.stdout = stdout.text();
+        output.stderr = stderr.text();
         match result {
             Ok(Ok(())) => Ok(output),
             Ok(Err(error)) => Err(error),
@@ -829,35 +843,173 @@ impl Sandbox {
     }
 }
 
+/// How long past a cell's deadline the client waits for the service to say how the cell
+/// ended (the interrupt's grace period, and a kernel restart when it ignored the interrupt).
+pub const TIMEOUT_SLACK: Duration = Duration::from_secs(45);
+/// The longest line or Connect frame read from a sandbox service; a longer one is skipped
+/// unread (and said so) rather than buffered.
+const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// What the lines of one execution said so far.
+#[derive(Debug, Default)]
+struct LineState {
+    execution_count: Option<u32>,
+    raised: bool,
+    timed_out: bool,
+    capture: CellCapture,
+}
+
+/// One line of a JSON-lines body.
+enum Line {
+    /// A whole line (without its newline).
+    Whole(Vec<u8>),
+    /// A line longer than [`MAX_MESSAGE_BYTES`], skipped: its length.
+    Dropped(usize),
+}
+
+/// Splits a body into lines as it arrives, never holding more than [`MAX_MESSAGE_BYTES`].
+#[derive(Default)]
+struct LineReader {
+    buffer: Vec<u8>,
+    /// Bytes of an overlong line skipped so far (`Some` while skipping).
+    skipping: Option<usize>,
+}
+
+impl LineReader {
+    fn push(&mut self, mut chunk: &[u8]) -> Vec<Line> {
+        let mut lines = Vec::new();
+        while !chunk.is_empty() {
+            match chunk.iter().position(|b| *b == b'\n') {
+                Some(newline) => {
+                    let (part, rest) = (&chunk[..newline], &chunk[newline + 1..]);
+                    match self.skipping.take() {
+                        Some(skipped) => lines.push(Line::Dropped(skipped + part.len())),
+                        None => {
+                            self.buffer.extend_from_slice(part);
+                            lines.push(Line::Whole(std::mem::take(&mut self.buffer)));
+                        }
+                    }
+                    chunk = rest;
+                }
+                None => {
+                    match &mut self.skipping {
+                        Some(skipped) => *skipped += chunk.len(),
+                        None if self.buffer.len() + chunk.len() > MAX_MESSAGE_BYTES => {
+                            self.skipping = Some(self.buffer.len() + chunk.len());
+                            self.buffer = Vec::new();
+                        }
+                        None => self.buffer.extend_from_slice(chunk),
+                    }
+                    chunk = &[];
+                }
+            }
+        }
+        lines
+    }
+
+    /// The last line, if the body did not end with a newline.
+    fn finish(self) -> Option<Line> {
+        match self.skipping {
+            Some(skipped) => Some(Line::Dropped(skipped)),
+            None => (!self.buffer.is_empty()).then_some(Line::Whole(self.buffer)),
+        }
+    }
+}
+
+/// Splits a Connect stream into frames as it arrives; a frame longer than
+/// [`MAX_MESSAGE_BYTES`] is skipped unread.
+#[derive(Default)]
+struct FrameReader {
+    buffer: Vec<u8>,
+    /// Bytes of an overlong frame still to skip.
+    skip: usize,
+}
+
+impl FrameReader {
+    fn push(&mut self, mut chunk: &[u8]) -> Result<Vec<(u8, Value)>, E2bError> {
+        let mut frames = Vec::new();
+        loop {
+            if self.skip > 0 {
+                let skipped = self.skip.min(chunk.len());
+                self.skip -= skipped;
+                chunk = &chunk[skipped..];
+                if self.skip > 0 {
+                    return Ok(frames);
+                }
+            }
+            self.buffer.extend_from_slice(chunk);
+            chunk = &[];
+            if self.buffer.len() < 5 {
+                return Ok(frames);
+            }
+            let length = u32::from_be_bytes([
+                self.buffer[1],
+                self.buffer[2],
+                self.buffer[3],
+                self.buffer[4],
+            ]) as usize;
+            if length > MAX_MESSAGE_BYTES {
+                tracing::warn!(length, "skipping an overlong Connect frame");
+                let held = self.buffer.len() - 5;
+                if held >= length {
+                    self.buffer.drain(..5 + length);
+                } else {
+                    self.skip = length - held;
+                    self.buffer.clear();
+                }
+                continue;
+            }
+            if self.buffer.len() < 5 + length {
+                return Ok(frames);
+            }
+            let flag = self.buffer[0];
+            let message: Value = serde_json::from_slice(&self.buffer[5..5 + length])
+                .map_err(|e| E2bError::Protocol(format!("bad Connect frame: {e}")))?;
+            self.buffer.drain(..5 + length);
+            frames.push((flag, message));
+        }
+    }
+}
+
 /// Applies one JSON line of `/execute`; `true` at `end_of_execution`.
-fn apply_line(line: &[u8], execution: &mut Execution) -> Result<bool, E2bError> {
+fn apply_line(line: &[u8], state: &mut LineState) -> Result<bool, E2bError> {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
     if text.is_empty() {
         return Ok(false);
     }
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| E2bError::Protocol(format!("bad execution line ({e}): {text}")))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        let start: String = text.chars().take(200).collect();
+        E2bError::Protocol(format!("bad execution line ({e}): {start}"))
+    })?;
     let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("");
     match field("type") {
         "end_of_execution" => return Ok(true),
         "number_of_executions" => {
-            execution.execution_count = value
+            state.execution_count = value
                 .get("execution_count")
                 .and_then(Value::as_u64)
                 .and_then(|n| u32::try_from(n).ok());
         }
-        "stdout" => execution.outputs.push(CellOutput::stdout(field("text"))),
-        "stderr" => execution.outputs.push(CellOutput::stderr(field("text"))),
+        "stdout" => state
+            .capture
+            .stream(crate::notebook::StreamName::Stdout, field("text")),
+        "stderr" => state
+            .capture
+            .stream(crate::notebook::StreamName::Stderr, field("text")),
         "error" => {
-            execution.raised = true;
-            execution.outputs.push(CellOutput::error(
-                field("name"),
-                field("value"),
-                field("traceback"),
-            ));
+            state.raised = true;
+            state.timed_out |= field("name") == "TimeoutError";
+            state
+                .capture
+                .error(field("name"), field("value"), field("traceback"));
         }
-        "result" => execution.outputs.push(result_output(&value)),
+        "result" => {
+            let CellOutput::Result { is_main, data } = result_output(&value) else {
+                unreachable!("result_output makes results")
+            };
+            state.capture.result(is_main, data);
+        }
         _ => {} // keepalive, and kinds newer than this client
     }
     Ok(false)
@@ -900,8 +1052,8 @@ fn result_output(value: &Value) -> CellOutput {
 /// Applies one process event.
 fn apply_event(
     message: &Value,
-    stdout: &mut Vec<u8>,
-    stderr: &mut Vec<u8>,
+    stdout: &mut HeadTail,
+    stderr: &mut HeadTail,
     output: &mut CommandOutput,
 ) {
     let Some(event) = message.get("event").and_then(Value::as_object) else {
@@ -909,13 +1061,13 @@ fn apply_event(
     };
     let b64 = base64::engine::general_purpose::STANDARD;
     if let Some(data) = event.get("data").and_then(Value::as_object) {
-        let decode = |key: &str, into: &mut Vec<u8>| {
+        let decode = |key: &str, into: &mut HeadTail| {
             if let Some(bytes) = data
                 .get(key)
                 .and_then(Value::as_str)
                 .and_then(|s| b64.decode(s).ok())
             {
-                into.extend_from_slice(&bytes);
+                into.push(&bytes);
             }
         };
         decode("stdout", stdout);
@@ -1027,7 +1179,7 @@ mod tests {
 
     #[test]
     fn execution_lines_become_outputs() {
-        let mut execution = Execution::default();
+        let mut state = LineState::default();
         for line in [
             r#"{"type":"number_of_executions","execution_count":3}"#,
             r#"{"type":"stdout","text":"hi\n","timestamp":"x"}"#,
@@ -1035,17 +1187,44 @@ mod tests {
             r#"{"type":"keepalive"}"#,
             r#"{"type":"error","name":"ValueError","value":"bad","traceback":"a\nb"}"#,
         ] {
-            assert!(!apply_line(line.as_bytes(), &mut execution).unwrap());
+            assert!(!apply_line(line.as_bytes(), &mut state).unwrap());
         }
-        assert!(apply_line(br#"{"type":"end_of_execution"}"#, &mut execution).unwrap());
-        assert_eq!(execution.execution_count, Some(3));
-        assert!(execution.raised);
-        assert_eq!(execution.outputs.len(), 3);
-        let CellOutput::Result { data, is_main } = &execution.outputs[1] else {
+        assert!(apply_line(br#"{"type":"end_of_execution"}"#, &mut state).unwrap());
+        assert_eq!(state.execution_count, Some(3));
+        assert!(state.raised);
+        let outputs = state.capture.finish();
+        assert_eq!(outputs.len(), 3);
+        let CellOutput::Result { data, is_main } = &outputs[1] else {
             panic!()
         };
         assert!(is_main);
         assert_eq!(data["image/png"], "AAAA");
+    }
+
+    #[test]
+    fn overlong_lines_and_frames_are_skipped_unbuffered() {
+        let mut lines = LineReader::default();
+        let mut got = lines.push(b"{\"a\":1}\n{\"b\"");
+        let big = vec![b'x'; MAX_MESSAGE_BYTES];
+        for _ in 0..3 {
+            got.extend(lines.push(&big));
+            assert!(lines.buffer.len() <= MAX_MESSAGE_BYTES);
+        }
+        got.extend(lines.push(b"}\nlast"));
+        assert!(matches!(&got[0], Line::Whole(l) if l == br#"{"a":1}"#));
+        assert!(matches!(got[1], Line::Dropped(n) if n == 3 * MAX_MESSAGE_BYTES + 5));
+        assert!(matches!(lines.finish(), Some(Line::Whole(l)) if l == b"last"));
+
+        let mut frames = FrameReader::default();
+        let mut huge = vec![0u8];
+        huge.extend_from_slice(&((MAX_MESSAGE_BYTES as u32) + 10).to_be_bytes());
+        let mut got = frames.push(&huge).unwrap();
+        for _ in 0..2 {
+            got.extend(frames.push(&vec![b' '; MAX_MESSAGE_BYTES / 2 + 5]).unwrap());
+        }
+        got.extend(frames.push(&connect_frame(&json!({"ok": true}))).unwrap());
+        assert_eq!(got, vec![(0, json!({"ok": true}))]);
+        assert!(frames.buffer.is_empty());
     }
 
     #[test]
@@ -1057,7 +1236,7 @@ mod tests {
             7
         );
         let mut output = CommandOutput::default();
-        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let (mut out, mut err) = (HeadTail::default(), HeadTail::default());
         apply_event(
             &json!({"event": {"data": {"stdout": "aGk="}}}),
             &mut out,
@@ -1070,7 +1249,7 @@ mod tests {
             &mut err,
             &mut output,
         );
-        assert_eq!(out, b"hi");
+        assert_eq!(out.text(), "hi");
         assert_eq!(output.exit_code, Some(3));
         assert_eq!(encode_query("/home/user/a b"), "/home/user/a%20b");
     }

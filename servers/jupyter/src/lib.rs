@@ -12,7 +12,8 @@
 //! - [`notebook`]: the episode as a valid nbformat 4.5 `.ipynb`;
 //! - [`e2b`]: a client for E2B's HTTP protocol (control plane, code interpreter, envd subset);
 //! - [`env`](mod@env): the MCP environment, [`Jupyter`]: one sandbox per episode, its tools and reward;
-//! - [`observe`]: how a cell's outputs are shown to the model.
+//! - [`observe`]: how a cell's outputs are shown to the model;
+//! - [`cap`]: how much of a cell's or command's output is kept, capped while it arrives.
 //!
 //! The environment reaches sandboxes only over E2B's HTTP protocol; it never links the sandbox
 //! service's crate.
@@ -32,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cap;
 mod catalog;
 pub mod e2b;
 pub mod env;

@@ -4,9 +4,11 @@
 //! A cell's text is, in order: stdout; stderr under a `[stderr]` line; the text of its results
 //! (a value, or what was displayed); a line `[N image(s) attached below]` when it drew any; the
 //! error as `ExceptionName: message` followed by the traceback with terminal colour codes
-//! removed. `(no output)` when there is nothing at all. Text longer than
+//! removed, then any later error as one line (how the sandbox ended the cell: a deadline, a
+//! kernel that died). `(no output)` when there is nothing at all. Text longer than
 //! [`MAX_OUTPUT_CHARS`] keeps its beginning and its end around a line
-//! `[... N characters cut ...]`.
+//! `[... N characters cut ...]`, where N also counts what was cut before the text reached here
+//! (by the sandbox, or by the client's [cap](crate::cap)).
 
 use rmcp::model::ContentBlock;
 use schemars::JsonSchema;
@@ -75,15 +77,17 @@ fn truncate_to(text: &str, max: usize) -> String {
     }
     let tail = TAIL_CHARS.min(max / 2);
     let head = max - tail;
-    let cut = total - head - tail;
     let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
     let tail_start = text
         .char_indices()
         .nth(total - tail)
         .map_or(text.len(), |(i, _)| i);
+    // A marker already in the cut part counts for what it stood for.
+    let cut = crate::cap::cut_size(&text[head_end..tail_start]);
     format!(
-        "{}\n[... {cut} characters cut ...]\n{}",
+        "{}\n{}\n{}",
         &text[..head_end],
+        crate::cap::cut_marker(cut),
         &text[tail_start..]
     )
 }
@@ -127,6 +131,7 @@ pub fn cell_observation(
     let mut results = Vec::new();
     let mut images: Vec<(String, &'static str)> = Vec::new();
     let mut error = None;
+    let mut later_errors: Vec<String> = Vec::new();
     for output in outputs {
         match output {
             CellOutput::Stream { name, text } => match name {
@@ -167,6 +172,10 @@ pub fn cell_observation(
                         value: evalue.clone(),
                         traceback: strip_ansi(&traceback.join("\n")),
                     });
+                } else {
+                    // The sandbox's own word on how the cell ended (a deadline, a kernel
+                    // that died) follows the exception the interrupt raised.
+                    later_errors.push(format!("{ename}: {}", strip_ansi(evalue)));
                 }
             }
         }
@@ -199,6 +208,7 @@ pub fn cell_observation(
         }
         sections.push(text);
     }
+    sections.extend(later_errors);
     let mut text = truncate(&sections.join("\n"));
     if text.is_empty() {
         text = "(no output)".to_owned();
@@ -279,6 +289,19 @@ mod tests {
         );
         assert!(cut.chars().count() < MAX_OUTPUT_CHARS + 50);
         assert_eq!(truncate("short"), "short");
+        // A cut of a cut says how much the program printed beyond what is shown.
+        let twice = format!(
+            "{}\n{}\n{}",
+            "a".repeat(9_000),
+            crate::cap::cut_marker(1_000_000),
+            "b".repeat(9_000)
+        );
+        let cut = truncate(&twice);
+        let expected = 1_000_000 + 3_000 + 7_000 + 2;
+        assert!(
+            cut.contains(&format!("[... {expected} characters cut ...]")),
+            "{cut}"
+        );
     }
 
     #[test]

@@ -189,3 +189,46 @@ async fn streaming_reports_outputs_while_the_cell_runs() {
     assert_eq!(sandbox.ok("2").await.execution_count.unwrap(), before + 1);
     sandbox.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_output_is_cut_to_its_head_and_tail() {
+    let mut sandbox = start_with(|config| config.max_output_bytes = 64 * 1024).await;
+    let run = sandbox
+        .ok("for i in range(50):\n    print(str(i) * 1_000_000)\nprint('END')\n'y' * 10_000_000")
+        .await;
+    assert!(run.truncated);
+    assert!(run.cut_characters > 50_000_000, "{}", run.cut_characters);
+    let stdout = run.stream(StreamName::Stdout);
+    assert!(stdout.len() < 64 * 1024, "{}", stdout.len());
+    assert!(
+        stdout.starts_with("0000") && stdout.ends_with("END\n"),
+        "{}",
+        &stdout[..100]
+    );
+    assert!(stdout.contains(" characters cut ...]"), "no marker");
+    let value = result_text(&run).unwrap();
+    assert!(
+        value.len() < 64 * 1024 && value.contains("characters cut"),
+        "{}",
+        value.len()
+    );
+    // The kernel is as it was.
+    assert_eq!(sandbox.value("6 * 7").await, "42");
+    sandbox.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kernel_killed_between_calls_is_restarted_by_the_next() {
+    let mut sandbox = start().await;
+    sandbox.ok("kept = 1").await;
+    // A thread of the cell kills the kernel after the cell has ended.
+    sandbox
+        .ok("import os, signal, threading\nthreading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()")
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let run = sandbox.ok("'kept' in globals()").await;
+    assert!(run.died_before, "{run:#?}");
+    assert_eq!(result_text(&run).as_deref(), Some("False"));
+    assert_eq!(sandbox.value("6 * 7").await, "42");
+    sandbox.close().await;
+}

@@ -6,6 +6,8 @@ use jupyter_protocol::{ExecutionState, JupyterMessageContent, Media, ReplyStatus
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::budget::OutputBudget;
+
 /// What [`Kernel::execute_streaming`](super::Kernel::execute_streaming) reports while a cell
 /// runs, as soon as the kernel says it.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +19,9 @@ pub enum Event {
     },
     /// One output. Stream text comes chunk by chunk, as the kernel sent it (not merged).
     Output(Output),
+    /// The kernel had died since the last call and was restarted before this code ran (see
+    /// [`Execution::died_before`]). Sent before anything else.
+    KernelRestarted,
 }
 
 /// Which standard stream a text came from.
@@ -106,8 +111,15 @@ pub struct Execution {
     /// The kernel was killed and a fresh one started: all variables are gone (files in the
     /// home directory stay).
     pub restarted: bool,
-    /// Stream text beyond the configured maximum was dropped.
+    /// The kernel had died before this call (killed from outside, or by an earlier cell) and
+    /// was restarted before the code ran: the code ran in a fresh kernel, without the
+    /// variables and imports of earlier cells.
+    pub died_before: bool,
+    /// Output beyond the configured budget was cut (a [`cut_marker`](super::cut_marker) line
+    /// in the outputs says how much).
     pub truncated: bool,
+    /// How many characters of output were cut.
+    pub cut_characters: u64,
     /// Wall time from sending the request to the end.
     pub elapsed: Duration,
 }
@@ -132,31 +144,28 @@ impl Execution {
     }
 }
 
-/// Accumulates the iopub messages and the reply of one request.
+/// Accumulates the iopub messages and the reply of one request, within its output budget.
 #[derive(Debug)]
 pub(super) struct Collector {
     pub(super) outputs: Vec<Output>,
     pub(super) execution_count: Option<u32>,
     pub(super) reply: Option<ReplyStatus>,
     pub(super) idle: bool,
-    pub(super) truncated: bool,
-    stream_bytes: usize,
-    max_stream_bytes: usize,
+    budget: OutputBudget,
     clear_before_next: bool,
     /// Where each output also goes as it arrives (a streaming execution).
     sink: Option<UnboundedSender<Event>>,
 }
 
 impl Collector {
-    pub(super) fn new(max_stream_bytes: usize) -> Self {
+    /// A collector keeping about `max_output_bytes` of output (see [`OutputBudget`]).
+    pub(super) fn new(max_output_bytes: usize) -> Self {
         Collector {
             outputs: Vec::new(),
             execution_count: None,
             reply: None,
             idle: false,
-            truncated: false,
-            stream_bytes: 0,
-            max_stream_bytes,
+            budget: OutputBudget::new(max_output_bytes),
             clear_before_next: false,
             sink: None,
         }
@@ -182,6 +191,30 @@ impl Collector {
         self.reply.is_some() && self.idle
     }
 
+    /// Whether some output was cut or dropped.
+    pub(super) fn truncated(&self) -> bool {
+        self.budget.cut_anything()
+    }
+
+    /// Characters of output not kept (an estimate for dropped rich outputs).
+    pub(super) fn cut_characters(&self) -> u64 {
+        self.budget.cut_chars
+    }
+
+    /// Ends the collection: if output was cut, appends (and reports) the marker that says how
+    /// much, then the kept tail of the streams.
+    pub(super) fn finish(&mut self) {
+        for (name, text) in self.budget.finish() {
+            self.report(|| {
+                Event::Output(Output::Stream {
+                    name,
+                    text: text.clone(),
+                })
+            });
+            self.append_stream(name, text);
+        }
+    }
+
     /// Takes one iopub message that belongs to our request.
     pub(super) fn iopub(&mut self, content: JupyterMessageContent) {
         match content {
@@ -202,20 +235,32 @@ impl Collector {
                 };
                 self.stream(name, stream.text);
             }
-            JupyterMessageContent::ExecuteResult(result) => self.push(Output::Result {
-                execution_count: result.execution_count.value() as u32,
-                data: mime_bundle(&result.data),
-                metadata: result.metadata,
-            }),
-            JupyterMessageContent::DisplayData(display) => self.push(Output::Display {
-                data: mime_bundle(&display.data),
-                metadata: display.metadata,
-            }),
-            JupyterMessageContent::ErrorOutput(error) => self.push(Output::Error {
-                ename: error.ename,
-                evalue: error.evalue,
-                traceback: error.traceback,
-            }),
+            JupyterMessageContent::ExecuteResult(result) => {
+                let execution_count = result.execution_count.value() as u32;
+                if let Some(data) = self.budget.rich(mime_bundle(&result.data)) {
+                    self.push(Output::Result {
+                        execution_count,
+                        data,
+                        metadata: result.metadata,
+                    });
+                }
+            }
+            JupyterMessageContent::DisplayData(display) => {
+                if let Some(data) = self.budget.rich(mime_bundle(&display.data)) {
+                    self.push(Output::Display {
+                        data,
+                        metadata: display.metadata,
+                    });
+                }
+            }
+            JupyterMessageContent::ErrorOutput(error) => {
+                let (evalue, traceback) = self.budget.error(error.evalue, error.traceback);
+                self.push(Output::Error {
+                    ename: error.ename,
+                    evalue,
+                    traceback,
+                });
+            }
             JupyterMessageContent::ClearOutput(clear) => {
                 if clear.wait {
                     self.clear_before_next = true;
@@ -227,29 +272,30 @@ impl Collector {
         }
     }
 
-    fn stream(&mut self, name: StreamName, mut text: String) {
-        let room = self.max_stream_bytes.saturating_sub(self.stream_bytes);
-        if text.len() > room {
-            let mut cut = room;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-            self.truncated = true;
-        }
-        if text.is_empty() {
-            return;
-        }
-        self.stream_bytes += text.len();
-        self.report(|| {
-            Event::Output(Output::Stream {
-                name,
-                text: text.clone(),
-            })
-        });
+    fn stream(&mut self, name: StreamName, text: String) {
         if self.clear_before_next {
             self.clear();
         }
+        let kept = self.budget.stream(name, &text).now;
+        if kept.is_empty() {
+            return;
+        }
+        let kept = if kept.len() == text.len() {
+            text
+        } else {
+            kept.to_owned()
+        };
+        self.report(|| {
+            Event::Output(Output::Stream {
+                name,
+                text: kept.clone(),
+            })
+        });
+        self.append_stream(name, kept);
+    }
+
+    /// Appends stream text, merged into the last output when it is the same stream.
+    fn append_stream(&mut self, name: StreamName, text: String) {
         if let Some(Output::Stream {
             name: last,
             text: previous,
@@ -273,6 +319,7 @@ impl Collector {
     fn clear(&mut self) {
         self.clear_before_next = false;
         self.outputs.clear();
+        self.budget.reset();
     }
 }
 
@@ -314,26 +361,24 @@ mod tests {
     }
 
     #[test]
-    fn truncates_streams_on_a_char_boundary() {
-        let mut c = Collector::new(5);
-        c.iopub(text(Stdio::Stdout, "abcé"));
-        c.iopub(text(Stdio::Stdout, "more"));
-        assert!(c.truncated);
-        assert_eq!(
-            c.outputs,
-            vec![Output::Stream {
-                name: StreamName::Stdout,
-                text: "abcé".into()
-            }]
-        );
-        let mut c = Collector::new(4);
-        c.iopub(text(Stdio::Stdout, "abcé"));
-        assert_eq!(
-            c.outputs,
-            vec![Output::Stream {
-                name: StreamName::Stdout,
-                text: "abc".into()
-            }]
-        );
+    fn a_flood_keeps_head_and_tail_and_says_what_was_cut() {
+        // 800 bytes: 300 of head and 100 of tail for the streams.
+        let mut c = Collector::new(800);
+        c.iopub(text(Stdio::Stdout, &"é".repeat(200)));
+        for _ in 0..1000 {
+            c.iopub(text(Stdio::Stdout, "0123456789"));
+        }
+        c.iopub(text(Stdio::Stdout, "END"));
+        c.finish();
+        assert!(c.truncated());
+        let Output::Stream { text, .. } = &c.outputs[0] else {
+            panic!("{:?}", c.outputs)
+        };
+        assert!(text.starts_with(&"é".repeat(150)), "{text}");
+        assert!(text.ends_with("789END"), "{text}");
+        // 50 é, then 10_003 characters of which 100 stay.
+        assert!(text.contains("[... 9953 characters cut ...]"), "{text}");
+        assert_eq!(c.cut_characters(), 9953);
+        assert!(text.len() < 500);
     }
 }

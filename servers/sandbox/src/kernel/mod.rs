@@ -19,6 +19,7 @@
 //! away) is settled the same way at the start of the next call, so a new request never queues
 //! behind an abandoned one.
 
+mod budget;
 mod channels;
 mod execution;
 
@@ -32,6 +33,7 @@ use jupyter_protocol::{
 };
 use tokio::time::Instant;
 
+pub use budget::cut_marker;
 pub use execution::{Event, Execution, ExecutionStatus, Output, StreamName};
 
 use crate::error::{Error, Result};
@@ -57,16 +59,19 @@ pub struct KernelConfig {
     /// After a timeout: how long the interrupted code may take to stop before the kernel is
     /// killed and restarted.
     pub interrupt_grace: Duration,
-    /// Most bytes of stdout and stderr kept per execution; the rest is dropped and the
-    /// execution marked [truncated](Execution::truncated).
-    pub max_stream_bytes: usize,
+    /// About the most bytes of output kept per execution, however much the code prints or
+    /// displays: half for stdout and stderr (their beginning and their end, with a
+    /// [`cut_marker`] line between), half for results and displays (one that does not fit
+    /// keeps only a cut `text/plain`). What is cut marks the execution
+    /// [truncated](Execution::truncated). Also the longest stream message ever queued.
+    pub max_output_bytes: usize,
     /// Where a host uid for the jail comes from when [`JailConfig::run_as`] is not set.
     /// Defaults to [`UidPool::default`] when running as root and `None` otherwise.
     pub uid_pool: Option<UidPool>,
 }
 
 impl KernelConfig {
-    /// Defaults: Debian's `/usr/bin/python3`, 30 s to start, 2 s of grace, 1 MiB of streams.
+    /// Defaults: Debian's `/usr/bin/python3`, 30 s to start, 2 s of grace, 2 MiB of output.
     pub fn new(jail: JailConfig) -> Self {
         // SAFETY: geteuid cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
@@ -75,7 +80,7 @@ impl KernelConfig {
             python: "/usr/bin/python3".to_owned(),
             start_timeout: Duration::from_secs(30),
             interrupt_grace: Duration::from_secs(2),
-            max_stream_bytes: 1 << 20,
+            max_output_bytes: 2 << 20,
             uid_pool: root.then(UidPool::default),
         }
     }
@@ -172,6 +177,15 @@ impl Kernel {
         silent: bool,
     ) -> Result<Execution> {
         self.settle().await?;
+        self.shed_big_buffers().await;
+        // A kernel that died since the last call (killed from outside, or by the code of an
+        // earlier cell in a thread) is replaced before the cell runs, and the cell says so.
+        let died_before = self.jail.try_wait().is_some();
+        if died_before {
+            tracing::debug!(root = %self.config.jail.root.display(), "kernel found dead; restarting");
+            self.restart().await?;
+        }
+        let restarted_event = events.clone();
         let started = Instant::now();
         let request: JupyterMessage = ExecuteRequest {
             code: code.to_owned(),
@@ -187,9 +201,24 @@ impl Kernel {
         .into();
         let msg_id = request.header.msg_id.clone();
         self.pending = Some(msg_id.clone());
-        self.channels.shell.send(request).await?;
+        // Outputs of this request are queued from now on; a dropped future stops that.
+        self.channels.want(Some(&msg_id));
+        let _unwant = Unwant(self.channels.current.clone());
+        let mut died_before = died_before;
+        if let Err(error) = self.channels.shell.send(request.clone()).await {
+            // The kernel went away between the check and the send: once more on a fresh one.
+            tracing::debug!(%error, "cannot send to the kernel; restarting");
+            self.restart().await?;
+            self.pending = Some(msg_id.clone());
+            self.channels.want(Some(&msg_id));
+            self.channels.shell.send(request).await?;
+            died_before = true;
+        }
+        if died_before && let Some(events) = restarted_event {
+            let _ = events.send(Event::KernelRestarted);
+        }
 
-        let mut collected = Collector::new(self.config.max_stream_bytes).streaming_to(events);
+        let mut collected = Collector::new(self.config.max_output_bytes).streaming_to(events);
         let mut interrupted = false;
         let mut restarted = false;
         let status = match self
@@ -229,15 +258,52 @@ impl Kernel {
             }
         };
         self.pending = None;
+        self.channels.want(None);
+        collected.finish();
+        self.shed_big_buffers().await;
         Ok(Execution {
-            outputs: collected.outputs,
             status,
             execution_count: collected.execution_count,
             interrupted,
             restarted,
-            truncated: collected.truncated,
+            died_before,
+            truncated: collected.truncated(),
+            cut_characters: collected.cut_characters(),
             elapsed: started.elapsed(),
+            outputs: collected.outputs,
         })
+    }
+
+    /// After a huge message, replaces the channels with fresh ones: the old sockets' read
+    /// buffers grew to its size and would keep it for the kernel's lifetime. If that fails,
+    /// the old channels stay.
+    async fn shed_big_buffers(&mut self) {
+        if !self.channels.saw_big() {
+            return;
+        }
+        let started = Instant::now();
+        let deadline = started + self.config.start_timeout;
+        let fresh = match tokio::time::timeout_at(deadline, self.channels.reconnect()).await {
+            Ok(Ok(mut fresh)) => {
+                match wait_ready(&mut self.jail, &mut fresh, started, deadline).await {
+                    Ok(()) => fresh,
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot reconnect to the kernel; keeping its channels");
+                        return;
+                    }
+                }
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "cannot reconnect to the kernel; keeping its channels");
+                return;
+            }
+            Err(_) => return,
+        };
+        self.channels = fresh;
+        self.channels
+            .drain_iopub(Duration::from_millis(50), Duration::from_millis(500))
+            .await;
+        tracing::debug!(elapsed = ?started.elapsed(), "kernel channels renewed after a large message");
     }
 
     /// Sends `interrupt_request` on the control channel: the running code gets a
@@ -290,6 +356,8 @@ impl Kernel {
         let Some(msg_id) = self.pending.take() else {
             return Ok(());
         };
+        // Nobody reads its outputs: let none be queued.
+        self.channels.want(None);
         let mut ignored = Collector::new(0);
         // It may have finished on its own meanwhile.
         if let Ended::Finished = self.collect(&msg_id, &mut ignored, Instant::now()).await {
@@ -358,6 +426,15 @@ impl Kernel {
     }
 }
 
+/// Stops queueing a request's outputs when dropped (its future ended, one way or another).
+struct Unwant(channels::Current);
+
+impl Drop for Unwant {
+    fn drop(&mut self) {
+        *self.0.lock().expect("iopub filter lock") = None;
+    }
+}
+
 /// Why [`Kernel::collect`] stopped.
 enum Ended {
     Finished,
@@ -417,7 +494,12 @@ async fn launch(config: &KernelConfig) -> Result<(Jail, Channels)> {
     let host_info = channels::connection_info(&host_prefix, &key);
     // A socket file can exist a moment before its listener accepts: retry until the deadline.
     let mut channels = loop {
-        match tokio::time::timeout_at(deadline, Channels::connect(&host_info, &session)).await {
+        match tokio::time::timeout_at(
+            deadline,
+            Channels::connect(&host_info, &session, config.max_output_bytes),
+        )
+        .await
+        {
             Ok(Ok(channels)) => break channels,
             Ok(Err(error)) if Instant::now() < deadline => {
                 tracing::debug!(%error, "kernel not accepting yet");

@@ -20,6 +20,9 @@ use super::api_error::{ApiError, parse_json};
 use super::registry::{Context, Sandbox, env_from_json, killed, prepare_kernel};
 use super::time::rfc3339;
 
+/// What a cell says when its kernel was found dead and replaced before the cell ran.
+const KERNEL_DIED_BEFORE: &str = "the kernel had died since the last cell (killed from outside, or by a thread of an earlier cell) and was restarted before this cell ran: all variables and imports are gone (files in /home/user stay)";
+
 /// Quiet time after which a `keepalive` line is sent.
 const KEEPALIVE: Duration = Duration::from_secs(5);
 
@@ -29,6 +32,10 @@ struct ExecuteBody {
     context_id: Option<String>,
     language: Option<String>,
     env_vars: Option<Map<String, Value>>,
+    /// An mcpgym extension: the deadline of this cell in seconds, at most the service's own.
+    /// A client that waits a little longer than this then learns from the closing error line
+    /// whether the kernel kept its variables (interrupted) or lost them (restarted).
+    timeout: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,6 +64,17 @@ pub(crate) async fn execute(
 ) -> Result<Response, ApiError> {
     let body: ExecuteBody = parse_json(body)?;
     let env = env_from_json("env_vars", body.env_vars)?;
+    let timeout = match body.timeout {
+        None => sandbox.execution_timeout(),
+        Some(secs) if secs.is_finite() && secs > 0.0 => {
+            Duration::from_secs_f64(secs.min(1e9)).min(sandbox.execution_timeout())
+        }
+        Some(secs) => {
+            return Err(ApiError::bad_request(format!(
+                "timeout {secs} must be a positive number of seconds"
+            )));
+        }
+    };
     let Some(code) = body.code else {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -76,7 +94,7 @@ pub(crate) async fn execute(
         }
     };
     let (lines, rx) = mpsc::channel::<Bytes>(64);
-    tokio::spawn(run_cell(sandbox, context, code, env, lines));
+    tokio::spawn(run_cell(sandbox, context, code, env, timeout, lines));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx))
     });
@@ -107,6 +125,14 @@ impl Lines {
                 self.send(
                     json!({"type": "number_of_executions", "execution_count": execution_count}),
                 )
+                .await
+            }
+            Event::KernelRestarted => {
+                self.send(json!({
+                    "type": "stderr",
+                    "text": format!("[{KERNEL_DIED_BEFORE}]\n"),
+                    "timestamp": rfc3339(SystemTime::now()),
+                }))
                 .await
             }
             Event::Output(output) => match output_line(output) {
@@ -149,6 +175,7 @@ async fn run_cell(
     context: Arc<Context>,
     code: String,
     env: Vec<(String, String)>,
+    timeout: Duration,
     tx: mpsc::Sender<Bytes>,
 ) {
     let mut closed = sandbox.closed();
@@ -176,7 +203,6 @@ async fn run_cell(
         lines.end().await;
         return;
     };
-    let timeout = sandbox.execution_timeout();
     if !env.is_empty()
         && let Err(error) = set_env_for_cell(kernel, &env).await
     {
@@ -308,7 +334,7 @@ async fn report_end(lines: &mut Lines, execution: &Execution, timeout: Duration)
                 .error(
                     "TimeoutError",
                     format!(
-                        "the cell ran past the server's {secs} s deadline and ignored the interrupt, so the kernel was killed and restarted: all variables and imports are gone (files in /home/user stay)"
+                        "the cell ran past its {secs} s deadline and ignored the interrupt, so the kernel was killed and restarted: all variables and imports are gone (files in /home/user stay)"
                     ),
                 )
                 .await;
@@ -318,7 +344,7 @@ async fn report_end(lines: &mut Lines, execution: &Execution, timeout: Duration)
                 .error(
                     "TimeoutError",
                     format!(
-                        "the cell ran past the server's {secs} s deadline and was interrupted; the kernel kept its variables"
+                        "the cell ran past its {secs} s deadline and was interrupted (KeyboardInterrupt): the kernel is the same and keeps its variables"
                     ),
                 )
                 .await;
@@ -327,7 +353,7 @@ async fn report_end(lines: &mut Lines, execution: &Execution, timeout: Duration)
             lines
                 .error(
                     "KernelDied",
-                    "the kernel died while running this cell (it may have exceeded the memory or process limit) and was restarted: all variables and imports are gone (files in /home/user stay)".into(),
+                    "the kernel died while running this cell (killed, or over the memory or process limit) and was restarted: all variables and imports are gone (files in /home/user stay)".into(),
                 )
                 .await;
         }

@@ -105,6 +105,7 @@ pub(crate) async fn start_kernel(
     };
     let mut jail = JailConfig::new(&root);
     jail.allow_network = allow_network;
+    jail.limits = config.limits.clone();
     jail.run_as = lease.as_ref().map(UidLease::user);
     let mut kernel_config = KernelConfig::new(jail);
     kernel_config.uid_pool = None;

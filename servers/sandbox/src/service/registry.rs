@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -31,6 +32,10 @@ pub(crate) struct CreateSpec {
 /// All sandboxes of the service.
 pub(crate) struct Registry {
     sandboxes: Mutex<HashMap<String, Arc<Sandbox>>>,
+    /// Creates under way: each holds one of the `max_sandboxes` places from the moment it is
+    /// accepted, so concurrent creates cannot all pass the check before any is counted.
+    /// Changed only under the `sandboxes` lock.
+    starting: Arc<AtomicUsize>,
     pool: Arc<Pool>,
     config: Arc<ServiceConfig>,
 }
@@ -40,6 +45,7 @@ impl Registry {
         let pool = Pool::new(config.clone());
         Arc::new(Registry {
             sandboxes: Mutex::new(HashMap::new()),
+            starting: Arc::new(AtomicUsize::new(0)),
             pool,
             config,
         })
@@ -80,15 +86,8 @@ impl Registry {
     /// Creates a sandbox: a warm kernel when one is ready and no network is asked for,
     /// else a kernel started now.
     pub(crate) async fn create(&self, spec: CreateSpec) -> Result<Arc<Sandbox>, ApiError> {
-        let max = self.config.max_sandboxes;
-        if self.len() >= max {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "at most {max} sandboxes may run at once on this service; kill one (DELETE /sandboxes/ID) or start the service with a larger --max-sandboxes"
-                ),
-            ));
-        }
+        // Held until the sandbox is in the map (or the create failed).
+        let _place = self.reserve()?;
         // Warm kernels have no network: a sandbox that asks for it gets a kernel started now.
         let warm = if spec.allow_network {
             None
@@ -123,7 +122,27 @@ impl Registry {
             .lock()
             .expect("registry lock")
             .insert(sandbox.id.clone(), sandbox.clone());
+        tracing::debug!(sandbox = %sandbox.id, root = %sandbox.root.display(), "sandbox created");
         Ok(sandbox)
+    }
+
+    /// Takes one of the `max_sandboxes` places, or says why not. Checking and counting happen
+    /// under one lock, so N concurrent creates against a limit of M < N get exactly M places.
+    fn reserve(&self) -> Result<Place, ApiError> {
+        let max = self.config.max_sandboxes;
+        let sandboxes = self.sandboxes.lock().expect("registry lock");
+        let starting = self.starting.load(Ordering::SeqCst);
+        if sandboxes.len() + starting >= max {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "at most {max} sandboxes may run at once on this service ({} running, {starting} starting); kill one (DELETE /sandboxes/ID) or start the service with a larger --max-sandboxes",
+                    sandboxes.len()
+                ),
+            ));
+        }
+        self.starting.fetch_add(1, Ordering::SeqCst);
+        Ok(Place(self.starting.clone()))
     }
 
     pub(crate) fn get(&self, id: &str) -> Result<Arc<Sandbox>, ApiError> {
@@ -181,6 +200,15 @@ impl Registry {
             self.kill(&id).await;
         }
         self.pool.drain().await;
+    }
+}
+
+/// A place reserved by [`Registry::reserve`], given back when dropped.
+struct Place(Arc<AtomicUsize>);
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -304,6 +332,7 @@ impl Sandbox {
         jail.home = Some(self.home.clone());
         jail.run_as = self.user;
         jail.allow_network = self.allow_network;
+        jail.limits = self.config.limits.clone();
         for (key, value) in &self.env_vars {
             jail.env.retain(|(k, _)| k != key);
             jail.env.push((key.clone(), value.clone()));
@@ -419,7 +448,7 @@ pub(crate) async fn prepare_kernel(
 
 /// Removes a sandbox root in the background of a blocking thread.
 pub(crate) async fn remove_root(root: PathBuf) {
-    let result = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&root) {
+    let result = tokio::task::spawn_blocking(move || match crate::jail::remove_root(&root) {
         Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err((root, error)),
         _ => Ok(()),
     })

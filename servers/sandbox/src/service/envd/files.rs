@@ -1,19 +1,20 @@
 //! `GET /files` and `POST /files`: raw file transfer under the sandbox's home.
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Extension, FromRequest, Multipart, Query, Request};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::paths::{SandboxPath, as_user, create_dirs, resolve};
+use tokio::io::AsyncReadExt;
+
+use super::beneath::Home;
+use super::paths::{SandboxPath, as_user, fs_error, resolve};
 use crate::service::api_error::ApiError;
 use crate::service::registry::Sandbox;
 
@@ -35,46 +36,44 @@ fn query(
     })
 }
 
-/// `GET /files?path=`: the file's bytes.
+/// `GET /files?path=`: the file's bytes, streamed from the open file (never held whole).
 pub(crate) async fn read(
     Extension(sandbox): Extension<Arc<Sandbox>>,
     params: Result<Query<FileQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query(params)?;
-    let path = resolve(&sandbox, params.path.as_deref().unwrap_or("")).await?;
-    let metadata = tokio::fs::metadata(&path.host)
-        .await
-        .map_err(|_| ApiError::not_found(format!("file {:?} does not exist", path.inside)))?;
-    if metadata.is_dir() {
-        return Err(ApiError::bad_request(format!(
-            "{:?} is a directory; name a file (list directories with filesystem.Filesystem/ListDir)",
-            path.inside
-        )));
-    }
-    let host = path.host.clone();
+    let path = resolve(params.path.as_deref().unwrap_or(""))?;
+    let home = sandbox.home.clone();
     let user = sandbox.user;
-    let bytes = tokio::task::spawn_blocking(move || {
-        as_user(user, || {
-            let mut file = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&host)?;
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut file, &mut bytes)?;
-            Ok::<_, std::io::Error>(bytes)
-        })
+    let relative = path.relative.clone();
+    let file = tokio::task::spawn_blocking(move || {
+        as_user(user, || Home::open(&home)?.open_read(&relative))
     })
     .await
     .map_err(|_| ApiError::internal("file read panicked"))?
-    .map_err(|error| {
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            format!("cannot read {:?}: {error}", path.inside),
-        )
+    .map_err(|error| match error.kind() {
+        std::io::ErrorKind::IsADirectory => ApiError::bad_request(format!(
+            "{:?} is a directory; name a file (list directories with filesystem.Filesystem/ListDir)",
+            path.inside
+        )),
+        _ => fs_error("read", &path, error),
     })?;
+    let file = tokio::fs::File::from_std(file);
+    let chunks = futures::stream::unfold(Some(file), |file| async move {
+        let mut file = file?;
+        let mut buffer = vec![0u8; 64 * 1024];
+        match file.read(&mut buffer).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buffer.truncate(n);
+                Some((Ok(Bytes::from(buffer)), Some(file)))
+            }
+            Err(error) => Some((Err(error), None)),
+        }
+    });
     Ok((
         [(header::CONTENT_TYPE, "application/octet-stream")],
-        Body::from(bytes),
+        Body::from_stream(chunks),
     )
         .into_response())
 }
@@ -115,7 +114,7 @@ pub(crate) async fn write(
             let data = field.bytes().await.map_err(|e| {
                 ApiError::new(e.status(), format!("bad multipart body: {}", e.body_text()))
             })?;
-            let path = resolve(&sandbox, &target).await?;
+            let path = resolve(&target)?;
             store(&sandbox, &path, data).await?;
             written.push(entry(&path));
         }
@@ -128,7 +127,7 @@ pub(crate) async fn write(
         let data = Bytes::from_request(request, &())
             .await
             .map_err(ApiError::from_body)?;
-        let path = resolve(&sandbox, params.path.as_deref().unwrap_or("")).await?;
+        let path = resolve(params.path.as_deref().unwrap_or(""))?;
         store(&sandbox, &path, data).await?;
         written.push(entry(&path));
     }
@@ -143,31 +142,15 @@ fn entry(path: &SandboxPath) -> Value {
 /// Writes a file as the sandbox's user would, creating its folders.
 async fn store(sandbox: &Sandbox, path: &SandboxPath, data: Bytes) -> Result<(), ApiError> {
     let home = sandbox.home.clone();
-    let host: PathBuf = path.host.clone();
+    let relative = path.relative.clone();
     let user = sandbox.user;
-    let inside = path.inside.clone();
     tokio::task::spawn_blocking(move || {
         as_user(user, || -> std::io::Result<()> {
-            if host.is_dir() {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::IsADirectory,
-                    "it is a directory",
-                ));
-            }
-            if let Some(parent) = host.parent() {
-                create_dirs(&home, parent)?;
-            }
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o644)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&host)?;
+            let mut file = Home::open(&home)?.create(&relative, 0o644)?;
             file.write_all(&data)
         })
     })
     .await
     .map_err(|_| ApiError::internal("file write panicked"))?
-    .map_err(|error| ApiError::bad_request(format!("cannot write {inside:?}: {error}")))
+    .map_err(|error| fs_error("write", path, error))
 }

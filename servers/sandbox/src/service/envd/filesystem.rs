@@ -1,9 +1,9 @@
 //! `filesystem.Filesystem/{ListDir,Stat,MakeDir,Move,Remove}`: unary Connect calls with JSON
 //! messages, on paths under the sandbox's home.
 
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 
 use axum::Json;
 use axum::body::Bytes;
@@ -15,7 +15,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::ConnectError;
-use super::paths::{SandboxPath, as_user, create_dirs, resolve};
+use super::beneath::Home;
+use super::paths::{SandboxPath, as_user, fs_error, resolve};
 use crate::service::api_error::{ApiError, parse_json};
 use crate::service::registry::Sandbox;
 use crate::service::time::rfc3339;
@@ -37,52 +38,33 @@ struct MoveBody {
 
 type RpcResult = Result<Response, ConnectError>;
 
-fn io_error(action: &str, path: &SandboxPath, error: std::io::Error) -> ConnectError {
-    let status = match error.kind() {
-        std::io::ErrorKind::NotFound => StatusCode::NOT_FOUND,
-        std::io::ErrorKind::AlreadyExists => StatusCode::CONFLICT,
-        std::io::ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
-        _ => StatusCode::BAD_REQUEST,
-    };
-    ConnectError(ApiError::new(
-        status,
-        format!("cannot {action} {:?}: {error}", path.inside),
-    ))
-}
-
-/// The EntryInfo message of a host file, named by its path inside.
-fn entry_info(inside: &str, host: &Path) -> std::io::Result<Value> {
-    // Never follow a link: its target may be outside the sandbox, and its size or mode
-    // would tell the sandbox's code about a host file.
-    let link = std::fs::symlink_metadata(host)?;
-    let metadata = link.clone();
-    let kind = if metadata.is_dir() {
-        "FILE_TYPE_DIRECTORY"
-    } else {
-        "FILE_TYPE_FILE"
-    };
-    let mode = metadata.permissions().mode() & 0o777;
-    let modified = metadata.modified().ok().map(rfc3339);
+/// The EntryInfo message of an entry, named by its path inside. A symlink is described as
+/// itself, never as what it points to (which may be a host file).
+fn entry_info(inside: &str, stat: &libc::stat, target: Option<&Path>) -> Value {
+    let kind = stat.st_mode & libc::S_IFMT;
+    let is_dir = kind == libc::S_IFDIR;
+    let mode = stat.st_mode & 0o777;
+    let modified = u64::try_from(stat.st_mtime)
+        .ok()
+        .map(|secs| rfc3339(UNIX_EPOCH + Duration::from_secs(secs)));
     let mut entry = json!({
         "name": inside.rsplit('/').next().unwrap_or(""),
-        "type": kind,
+        "type": if is_dir { "FILE_TYPE_DIRECTORY" } else { "FILE_TYPE_FILE" },
         "path": inside,
-        "size": metadata.size().to_string(),
+        "size": stat.st_size.to_string(),
         "mode": mode,
-        "permissions": permissions(metadata.is_dir(), mode),
+        "permissions": permissions(is_dir, mode),
         "owner": "user",
         "group": "user",
-        "isSymlink": link.file_type().is_symlink(),
+        "isSymlink": kind == libc::S_IFLNK,
     });
     if let Some(modified) = modified {
         entry["modifiedTime"] = modified.into();
     }
-    if link.file_type().is_symlink()
-        && let Ok(target) = std::fs::read_link(host)
-    {
+    if let Some(target) = target {
         entry["symlinkTarget"] = target.to_string_lossy().into_owned().into();
     }
-    Ok(entry)
+    entry
 }
 
 fn permissions(dir: bool, mode: u32) -> String {
@@ -96,15 +78,21 @@ fn permissions(dir: bool, mode: u32) -> String {
     text
 }
 
-/// Runs file work on a blocking thread as the sandbox's user (see [`as_user`]).
+/// Runs file work on a blocking thread as the sandbox's user (see [`as_user`]), with the
+/// sandbox's home open.
 async fn blocking<T: Send + 'static>(
     sandbox: &Sandbox,
-    work: impl FnOnce() -> Result<T, ConnectError> + Send + 'static,
-) -> Result<T, ConnectError> {
+    work: impl FnOnce(&Home) -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
     let user = sandbox.user;
-    tokio::task::spawn_blocking(move || as_user(user, work))
+    let home = sandbox.home.clone();
+    tokio::task::spawn_blocking(move || as_user(user, || work(&Home::open(&home)?)))
         .await
-        .map_err(|_| ConnectError(ApiError::internal("filesystem call panicked")))?
+        .unwrap_or_else(|_| Err(std::io::Error::other("filesystem call panicked")))
+}
+
+fn rpc_error(action: &str, path: &SandboxPath, error: std::io::Error) -> ConnectError {
+    ConnectError(fs_error(action, path, error))
 }
 
 pub(crate) async fn list_dir(
@@ -112,30 +100,20 @@ pub(crate) async fn list_dir(
     body: Result<Bytes, BytesRejection>,
 ) -> RpcResult {
     let body: PathBody = parse_json(body)?;
-    let dir = resolve(&sandbox, &body.path).await?;
+    let dir = resolve(&body.path)?;
     let depth = body.depth.unwrap_or(1).max(1);
-    let entries = blocking(&sandbox, move || {
-        let mut entries = Vec::new();
-        let mut queue = vec![(dir.inside.clone(), dir.host.clone(), 1)];
-        while let Some((inside, host, level)) = queue.pop() {
-            let listing = std::fs::read_dir(&host).map_err(|e| io_error("list", &dir, e))?;
-            for item in listing.flatten() {
-                let name = item.file_name().to_string_lossy().into_owned();
-                let child_inside = format!("{}/{name}", inside.trim_end_matches('/'));
-                let child_host = item.path();
-                if let Ok(entry) = entry_info(&child_inside, &child_host) {
-                    // Never descend through a symlink: it may lead out of the sandbox.
-                    let is_real_dir = item.file_type().is_ok_and(|t| t.is_dir());
-                    if is_real_dir && level < depth {
-                        queue.push((child_inside, child_host, level + 1));
-                    }
-                    entries.push(entry);
-                }
-            }
-        }
-        Ok(entries)
-    })
-    .await?;
+    let relative = dir.relative.clone();
+    let listed = blocking(&sandbox, move |home| home.list(&relative, depth))
+        .await
+        .map_err(|e| rpc_error("list", &dir, e))?;
+    let base = dir.inside.trim_end_matches('/');
+    let entries: Vec<Value> = listed
+        .iter()
+        .map(|entry| {
+            let inside = format!("{base}/{}", entry.path.to_string_lossy());
+            entry_info(&inside, &entry.stat, entry.target.as_deref())
+        })
+        .collect();
     Ok(Json(json!({ "entries": entries })).into_response())
 }
 
@@ -144,11 +122,12 @@ pub(crate) async fn stat(
     body: Result<Bytes, BytesRejection>,
 ) -> RpcResult {
     let body: PathBody = parse_json(body)?;
-    let path = resolve(&sandbox, &body.path).await?;
-    let entry = blocking(&sandbox, move || {
-        entry_info(&path.inside, &path.host).map_err(|e| io_error("stat", &path, e))
-    })
-    .await?;
+    let path = resolve(&body.path)?;
+    let relative = path.relative.clone();
+    let (stat, target) = blocking(&sandbox, move |home| home.stat(&relative))
+        .await
+        .map_err(|e| rpc_error("stat", &path, e))?;
+    let entry = entry_info(&path.inside, &stat, target.as_deref());
     Ok(Json(json!({ "entry": entry })).into_response())
 }
 
@@ -157,19 +136,24 @@ pub(crate) async fn make_dir(
     body: Result<Bytes, BytesRejection>,
 ) -> RpcResult {
     let body: PathBody = parse_json(body)?;
-    let path = resolve(&sandbox, &body.path).await?;
-    let home = sandbox.home.clone();
-    let entry = blocking(&sandbox, move || {
-        if path.host.exists() {
+    let path = resolve(&body.path)?;
+    let relative = path.relative.clone();
+    let made = blocking(&sandbox, move |home| {
+        home.make_dir(&relative)?;
+        home.stat(&relative)
+    })
+    .await;
+    let (stat, target) = match made {
+        Ok(made) => made,
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
             return Err(ConnectError(ApiError::new(
                 StatusCode::CONFLICT,
                 format!("{:?} already exists", path.inside),
             )));
         }
-        create_dirs(&home, &path.host).map_err(|e| io_error("create", &path, e))?;
-        entry_info(&path.inside, &path.host).map_err(|e| io_error("stat", &path, e))
-    })
-    .await?;
+        Err(error) => return Err(rpc_error("create", &path, error)),
+    };
+    let entry = entry_info(&path.inside, &stat, target.as_deref());
     Ok(Json(json!({ "entry": entry })).into_response())
 }
 
@@ -178,19 +162,16 @@ pub(crate) async fn move_entry(
     body: Result<Bytes, BytesRejection>,
 ) -> RpcResult {
     let body: MoveBody = parse_json(body)?;
-    let source = resolve(&sandbox, &body.source).await?;
-    let destination = resolve(&sandbox, &body.destination).await?;
-    let home = sandbox.home.clone();
-    let entry = blocking(&sandbox, move || {
-        if let Some(parent) = destination.host.parent() {
-            create_dirs(&home, parent).map_err(|e| io_error("create", &destination, e))?;
-        }
-        std::fs::rename(&source.host, &destination.host)
-            .map_err(|e| io_error("move", &source, e))?;
-        entry_info(&destination.inside, &destination.host)
-            .map_err(|e| io_error("stat", &destination, e))
+    let source = resolve(&body.source)?;
+    let destination = resolve(&body.destination)?;
+    let (from, to) = (source.relative.clone(), destination.relative.clone());
+    let (stat, target) = blocking(&sandbox, move |home| {
+        home.rename(&from, &to)?;
+        home.stat(&to)
     })
-    .await?;
+    .await
+    .map_err(|e| rpc_error("move", &source, e))?;
+    let entry = entry_info(&destination.inside, &stat, target.as_deref());
     Ok(Json(json!({ "entry": entry })).into_response())
 }
 
@@ -199,23 +180,16 @@ pub(crate) async fn remove(
     body: Result<Bytes, BytesRejection>,
 ) -> RpcResult {
     let body: PathBody = parse_json(body)?;
-    let path = resolve(&sandbox, &body.path).await?;
-    if path.host == sandbox.home {
+    let path = resolve(&body.path)?;
+    if path.relative.as_os_str().is_empty() {
         return Err(ConnectError(ApiError::new(
             StatusCode::FORBIDDEN,
             "the home directory itself cannot be removed; remove what is in it",
         )));
     }
-    blocking(&sandbox, move || {
-        let metadata =
-            std::fs::symlink_metadata(&path.host).map_err(|e| io_error("remove", &path, e))?;
-        let removed = if metadata.is_dir() {
-            std::fs::remove_dir_all(&path.host)
-        } else {
-            std::fs::remove_file(&path.host)
-        };
-        removed.map_err(|e| io_error("remove", &path, e))
-    })
-    .await?;
+    let relative = path.relative.clone();
+    blocking(&sandbox, move |home| home.remove(&relative))
+        .await
+        .map_err(|e| rpc_error("remove", &path, e))?;
     Ok(Json(json!({})).into_response())
 }

@@ -4,6 +4,7 @@
 //! Only `/home/user` of a sandbox is reachable from the host side: each jail's `/tmp` is its
 //! own private tmpfs, so there is no single `/tmp` to read or write from outside.
 
+pub(crate) mod beneath;
 pub(crate) mod files;
 pub(crate) mod filesystem;
 pub(crate) mod paths;

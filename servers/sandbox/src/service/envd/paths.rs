@@ -1,8 +1,9 @@
-//! Mapping paths inside a sandbox to host paths, refusing anything that leaves its home.
+//! Mapping paths inside a sandbox to paths relative to its home, and the errors of file
+//! operations on them.
 //!
-//! The service runs as root on the host side, so a path is checked twice: lexically (no
-//! `..` out of `/home/user`) and after resolving symlinks (a link the sandbox's code made to
-//! `/etc/shadow` must not be followed by us).
+//! A path is checked lexically here (no `..` out of `/home/user`); symlinks are left to
+//! [`beneath`](super::beneath), where the kernel resolves every path beneath the home's
+//! descriptor and refuses any that leads out of it.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -10,15 +11,14 @@ use axum::http::StatusCode;
 
 use crate::jail::HOME;
 use crate::service::api_error::ApiError;
-use crate::service::registry::Sandbox;
 
-/// A path of a sandbox, as seen inside and on the host.
+/// A path of a sandbox, as seen inside and relative to its home.
 #[derive(Debug, Clone)]
 pub(crate) struct SandboxPath {
     /// Absolute path inside the jail, normalized.
     pub(crate) inside: String,
-    /// The same file on the host.
-    pub(crate) host: PathBuf,
+    /// The same path relative to the home (empty for the home itself).
+    pub(crate) relative: PathBuf,
 }
 
 fn escape(path: &str) -> ApiError {
@@ -30,9 +30,8 @@ fn escape(path: &str) -> ApiError {
     )
 }
 
-/// Resolves `path` (absolute, or relative to the home) to a host path under the sandbox's
-/// home, following symlinks only where they stay inside.
-pub(crate) async fn resolve(sandbox: &Sandbox, path: &str) -> Result<SandboxPath, ApiError> {
+/// Normalizes `path` (absolute, or relative to the home) to a path under the sandbox's home.
+pub(crate) fn resolve(path: &str) -> Result<SandboxPath, ApiError> {
     if path.is_empty() {
         return Err(ApiError::bad_request(
             "missing path: pass ?path=/home/user/FILE (or \"path\" in the JSON body)",
@@ -67,62 +66,48 @@ pub(crate) async fn resolve(sandbox: &Sandbox, path: &str) -> Result<SandboxPath
         .ok_or_else(|| escape(path))?
         .trim_start_matches('/')
         .to_owned();
-    let home = sandbox.home.clone();
-    let host = home.join(&relative);
-    let checked = host.clone();
-    let original = path.to_owned();
-    tokio::task::spawn_blocking(move || confined(&home, &checked))
-        .await
-        .map_err(|_| ApiError::internal("path check panicked"))?
-        .map_err(|()| escape(&original))?;
-    Ok(SandboxPath { inside, host })
+    Ok(SandboxPath {
+        inside,
+        relative: PathBuf::from(relative),
+    })
 }
 
-/// Whether the deepest existing ancestor of `host` (itself included), with symlinks
-/// resolved, is inside `home`. Blocking.
-fn confined(home: &Path, host: &Path) -> Result<(), ()> {
-    let home = home.canonicalize().map_err(|_| ())?;
-    let mut probe = host.to_path_buf();
-    loop {
-        match probe.canonicalize() {
-            Ok(real) => {
-                return if real.starts_with(&home) {
-                    Ok(())
-                } else {
-                    Err(())
-                };
-            }
-            Err(_) => {
-                // A dangling symlink must not be followed later either.
-                if probe.symlink_metadata().is_ok() {
-                    return Err(());
-                }
-                if !probe.pop() {
-                    return Err(());
-                }
-            }
+/// The error of file operation `action` (e.g. "read") on `path`, as a sentence with a status.
+pub(crate) fn fs_error(action: &str, path: &SandboxPath, error: std::io::Error) -> ApiError {
+    let inside = &path.inside;
+    match error.raw_os_error() {
+        Some(libc::EXDEV) => {
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "cannot {action} {inside:?}: the path leads outside the sandbox's files (through a symlink or \"..\"): only files under {HOME} can be reached here, and symlinks are followed only while they stay inside (absolute targets never are)"
+                ),
+            );
         }
-    }
-}
-
-/// Creates the missing directories of `dir` below `home`. Blocking; call it inside
-/// [`as_user`] so they belong to the sandbox's user.
-pub(crate) fn create_dirs(home: &Path, dir: &Path) -> std::io::Result<()> {
-    let mut missing = Vec::new();
-    let mut probe = dir.to_path_buf();
-    while !probe.exists() && probe.starts_with(home) && probe != home {
-        missing.push(probe.clone());
-        if !probe.pop() {
-            break;
+        Some(libc::ELOOP) => {
+            return ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("cannot {action} {inside:?}: too many symlinks on the way"),
+            );
         }
-    }
-    for created in missing.into_iter().rev() {
-        match std::fs::create_dir(&created) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
-            _ => {}
+        Some(libc::ENOTDIR) => {
+            return ApiError::bad_request(format!(
+                "cannot {action} {inside:?}: a part of the path is not a directory"
+            ));
         }
+        _ => {}
     }
-    Ok(())
+    let status = match error.kind() {
+        std::io::ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        std::io::ErrorKind::AlreadyExists => StatusCode::CONFLICT,
+        std::io::ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    let reason = match error.kind() {
+        std::io::ErrorKind::NotFound => "it does not exist".to_owned(),
+        _ => error.to_string(),
+    };
+    ApiError::new(status, format!("cannot {action} {inside:?}: {reason}"))
 }
 
 /// Runs blocking file work with this thread's file-system identity set to the sandbox's user

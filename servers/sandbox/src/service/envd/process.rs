@@ -3,6 +3,12 @@
 //!
 //! Each frame is one flag byte, a 4-byte big-endian length and a JSON message; the last frame
 //! has flag `0x02` (end of stream) and carries `{}` or `{"error": ...}`.
+//!
+//! Output is streamed as it comes, through a short queue (the server holds a few frames, never
+//! the output). A command's first [`HEAD_BYTES`] of output are sent as they come; past them,
+//! each stream keeps only its last [`TAIL_BYTES`], sent at the end after a line
+//! `[... N characters cut ...]` (N in bytes), so a command printing gigabytes costs neither
+//! memory nor a client reading it all.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -29,6 +35,68 @@ use crate::service::registry::{RunningCommand, Sandbox, killed, remove_root};
 /// Quiet time after which a keepalive event is sent.
 const KEEPALIVE: Duration = Duration::from_secs(5);
 const END_STREAM: u8 = 0x02;
+/// Bytes of a command's output (both streams) sent as they come.
+pub(crate) const HEAD_BYTES: usize = 4 << 20;
+/// Bytes of the end of each stream kept once the head is spent.
+pub(crate) const TAIL_BYTES: usize = 512 * 1024;
+
+/// The head and tail of a command's output. See the module documentation.
+#[derive(Default)]
+struct OutputCap {
+    sent: usize,
+    /// Per stream (stdout, stderr): the kept end, and how many bytes were dropped.
+    tails: [(std::collections::VecDeque<u8>, u64); 2],
+}
+
+impl OutputCap {
+    /// Takes `bytes` of stream `index` (0 stdout, 1 stderr); returns what to send now.
+    fn take<'a>(&mut self, index: usize, bytes: &'a [u8]) -> &'a [u8] {
+        let room = HEAD_BYTES - self.sent;
+        let now = bytes.len().min(room);
+        self.sent += now;
+        let (tail, cut) = &mut self.tails[index];
+        let rest = &bytes[now..];
+        if rest.len() >= TAIL_BYTES {
+            *cut += (tail.len() + rest.len() - TAIL_BYTES) as u64;
+            tail.clear();
+            tail.extend(&rest[rest.len() - TAIL_BYTES..]);
+        } else {
+            tail.extend(rest);
+            let excess = tail.len().saturating_sub(TAIL_BYTES);
+            *cut += excess as u64;
+            tail.drain(..excess);
+        }
+        &bytes[..now]
+    }
+
+    /// The frames that end the output: per stream that went past the head, the marker and
+    /// the tail.
+    fn finish(&mut self) -> Vec<Bytes> {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let mut frames = Vec::new();
+        for (index, key) in ["stdout", "stderr"].into_iter().enumerate() {
+            let (tail, cut) = &mut self.tails[index];
+            if tail.is_empty() && *cut == 0 {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            if *cut > 0 {
+                bytes.extend_from_slice(
+                    format!("\n{}\n", crate::kernel::cut_marker(*cut)).as_bytes(),
+                );
+            }
+            bytes.extend(tail.drain(..));
+            *cut = 0;
+            for piece in bytes.chunks(32 * 1024) {
+                frames.push(frame(
+                    0,
+                    &json!({"event": {"data": {key: b64.encode(piece)}}}),
+                ));
+            }
+        }
+        frames
+    }
+}
 
 #[derive(Debug, Deserialize)]
 struct StartBody {
@@ -212,6 +280,7 @@ async fn stream_command(
     let (mut out_open, mut err_open) = (true, true);
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut end_error: Option<Value> = None;
+    let mut cap = OutputCap::default();
     let keepalive = tokio::time::sleep(KEEPALIVE);
     tokio::pin!(keepalive);
     // Read both pipes to their end (the command may exit before its output is read).
@@ -219,11 +288,17 @@ async fn stream_command(
         let event = tokio::select! {
             read = stdout.read(&mut out_buf), if out_open => match read {
                 Ok(0) | Err(_) => { out_open = false; None }
-                Ok(n) => Some(json!({"event": {"data": {"stdout": b64.encode(&out_buf[..n])}}})),
+                Ok(n) => match cap.take(0, &out_buf[..n]) {
+                    [] => None,
+                    now => Some(json!({"event": {"data": {"stdout": b64.encode(now)}}})),
+                },
             },
             read = stderr.read(&mut err_buf), if err_open => match read {
                 Ok(0) | Err(_) => { err_open = false; None }
-                Ok(n) => Some(json!({"event": {"data": {"stderr": b64.encode(&err_buf[..n])}}})),
+                Ok(n) => match cap.take(1, &err_buf[..n]) {
+                    [] => None,
+                    now => Some(json!({"event": {"data": {"stderr": b64.encode(now)}}})),
+                },
             },
             _ = &mut keepalive => Some(json!({"event": {"keepalive": {}}})),
             _ = tx.closed() => {
@@ -270,6 +345,12 @@ async fn stream_command(
     };
     jail.kill().await;
     sandbox.commands.lock().expect("sandbox lock").remove(&pid);
+    for frame in cap.finish() {
+        if tx.send(frame).await.is_err() {
+            remove_root(root).await;
+            return;
+        }
+    }
     if let Some(status) = status {
         let (code, text) = match (
             status.code(),
@@ -354,5 +435,36 @@ pub(crate) async fn send_signal(
                 .or(selector.tag)
                 .unwrap_or_default()
         )))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_past_the_head_keeps_each_tail_and_says_what_was_cut() {
+        let mut cap = OutputCap::default();
+        let chunk = vec![b'a'; 1 << 20];
+        let mut sent = 0;
+        for _ in 0..10 {
+            sent += cap.take(0, &chunk).len();
+        }
+        assert_eq!(cap.take(1, b"err"), b"");
+        assert_eq!(sent, HEAD_BYTES);
+        let frames = cap.finish();
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let mut out = Vec::new();
+        for frame in &frames {
+            let message: Value = serde_json::from_slice(&frame[5..]).unwrap();
+            if let Some(data) = message["event"]["data"]["stdout"].as_str() {
+                out.extend(b64.decode(data).unwrap());
+            }
+        }
+        let cut = (10 << 20) - HEAD_BYTES - TAIL_BYTES;
+        let marker = format!("\n[... {cut} characters cut ...]\n");
+        assert!(out.starts_with(marker.as_bytes()));
+        assert_eq!(out.len(), marker.len() + TAIL_BYTES);
+        assert!(cap.finish().is_empty());
     }
 }
