@@ -73,6 +73,8 @@ enum Command {
         /// Jailed kernels the local sandbox service keeps started ahead of demand.
         #[arg(long, value_name = "N", default_value_t = 2, help_heading = "Jupyter")]
         sandbox_pool: usize,
+        #[command(flatten, next_help_heading = "Jails")]
+        quotas: QuotaArgs,
     },
     /// Desktop: use a real Linux desktop (a private Xvfb display per episode) through
     /// screenshots, mouse and keyboard, in the Anthropic, Qwen3-VL or OpenAI action format;
@@ -84,6 +86,8 @@ enum Command {
         common: CommonArgs,
         #[command(flatten, next_help_heading = "Desktop")]
         desktop: DesktopArgs,
+        #[command(flatten, next_help_heading = "Jails")]
+        quotas: QuotaArgs,
     },
     /// One desktop episode's worker (screenshots and input on $DISPLAY), spoken to over
     /// stdin/stdout by the desktop environment.
@@ -97,6 +101,8 @@ enum Command {
         http: std::net::SocketAddr,
         #[command(flatten)]
         common: CommonArgs,
+        #[command(flatten, next_help_heading = "Jails")]
+        quotas: QuotaArgs,
     },
     /// The local sandbox service: E2B's HTTP protocol (control plane, code interpreter, envd
     /// subset) on one port, over IPython kernels in bubblewrap jails. Point E2B SDKs at it
@@ -139,11 +145,98 @@ struct SandboxArgs {
     /// a socket path may not exceed 107 bytes.
     #[arg(long, value_name = "DIR")]
     root_dir: Option<std::path::PathBuf>,
+    #[command(flatten, next_help_heading = "Jails")]
+    quotas: QuotaArgs,
+    #[command(flatten, next_help_heading = "HTTP connections")]
+    connections: mcpgym_shared::cli::ConnectionArgs,
 }
 
+/// Sizes of every jail's writable file systems (kernels, shell commands, desktop
+/// applications). An agent that fills one gets "No space left on device" inside.
+#[derive(Debug, Clone, clap::Args)]
+struct QuotaArgs {
+    /// Size of each jail's home (/home/user): a tmpfs mounted on the episode's folder when
+    /// the server runs as root; without root the home is bounded only per file (1 GiB).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
+    home_size: u64,
+    /// Size of each jail's private /tmp.
+    #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size)]
+    tmp_size: u64,
+    /// Size of each jail's /dev/shm.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    shm_size: u64,
+}
+
+impl QuotaArgs {
+    /// `limits` with these sizes.
+    fn apply(&self, limits: mcpgym_sandbox::jail::Limits) -> mcpgym_sandbox::jail::Limits {
+        mcpgym_sandbox::jail::Limits {
+            home_bytes: Some(self.home_size),
+            tmp_bytes: Some(self.tmp_size),
+            shm_bytes: Some(self.shm_size),
+            ..limits
+        }
+    }
+}
+
+/// A size in bytes: a whole number with an optional K, M or G suffix (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let (digits, shift) = match trimmed.char_indices().last() {
+        Some((at, 'k' | 'K')) => (&trimmed[..at], 10),
+        Some((at, 'm' | 'M')) => (&trimmed[..at], 20),
+        Some((at, 'g' | 'G')) => (&trimmed[..at], 30),
+        _ => (trimmed, 0),
+    };
+    let refuse = || {
+        format!(
+            "{text:?} is not a size: give a whole number of bytes with an optional K, M or G suffix, e.g. 512M"
+        )
+    };
+    let value: u64 = digits.parse().map_err(|_| refuse())?;
+    let bytes = value
+        .checked_shl(shift)
+        .filter(|b| b >> shift == value)
+        .ok_or_else(refuse)?;
+    if bytes < 1 << 20 {
+        return Err(format!(
+            "{text:?} is too small: a jail's file system needs at least 1M"
+        ));
+    }
+    Ok(bytes)
+}
+
+// mimalloc's option setter (the library is linked in for the allocator above).
+unsafe extern "C" {
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+/// `mi_option_purge_delay` in mimalloc 2 and 3.
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
 fn main() -> anyhow::Result<()> {
+    // Memory freed after a burst (an agent printing a gigabyte, a huge cell value) goes back
+    // to the system at once; with a delay, a thread that then idles keeps it resident.
+    // SAFETY: sets one integer option; mimalloc reads options atomically.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let cli = Cli::parse();
     init_tracing();
+    let jails = matches!(
+        cli.command,
+        Command::Jupyter { .. }
+            | Command::Desktop { .. }
+            | Command::Serve { .. }
+            | Command::Sandbox(_)
+    );
+    if jails {
+        // Without root, a mount namespace of our own is what lets jail homes have a size
+        // limit; the kernel grants it only while this process has one thread, so now.
+        if let Err(error) = mcpgym_sandbox::jail::enter_private_mount_namespace() {
+            tracing::warn!(%error, "cannot enter a private mount namespace; jail homes will have no size limit");
+        }
+    }
+    if !matches!(cli.command, Command::DesktopWorker | Command::Bench { .. }) {
+        remove_stale_jails(&cli.command);
+    }
     match cli.command {
         Command::Wordle {
             transport,
@@ -160,23 +253,30 @@ fn main() -> anyhow::Result<()> {
             jupyter,
             sandbox,
             sandbox_pool,
-        } => run_jupyter(transport, common, jupyter, &sandbox, sandbox_pool),
+            quotas,
+        } => run_jupyter(transport, common, jupyter, &sandbox, sandbox_pool, &quotas),
         Command::Desktop {
             transport,
             common,
             desktop,
+            quotas,
         } => {
             let desktops = DesktopRoot::new()?;
-            let config = DesktopEnvConfig::from_args(&desktop, desktops.config()?)
+            let config = DesktopEnvConfig::from_args(&desktop, desktops.config(&quotas)?)
                 .map_err(anyhow::Error::msg)?;
             let env: Arc<dyn Environment> = Arc::new(DesktopEnv::new(config));
             run_env(env, transport, common)
         }
         Command::DesktopWorker => Ok(mcpgym_desktop::worker::serve_stdio()?),
-        Command::Serve { http, common } => {
-            let sandbox = LocalSandbox::start(2, JupyterConfig::default().cell_timeout.as_secs())?;
+        Command::Serve {
+            http,
+            common,
+            quotas,
+        } => {
+            let sandbox =
+                LocalSandbox::start(2, JupyterConfig::default().cell_timeout.as_secs(), &quotas)?;
             let desktops = DesktopRoot::new()?;
-            let desktop = DesktopEnvConfig::with_defaults(desktops.config()?);
+            let desktop = DesktopEnvConfig::with_defaults(desktops.config(&quotas)?);
             let envs: Vec<Arc<dyn Environment>> = vec![
                 Arc::new(Wordle::new(WordleConfig::default())),
                 Arc::new(Jupyter::new(sandbox.client()?, JupyterConfig::default())),
@@ -232,6 +332,7 @@ fn run_jupyter(
     args: JupyterArgs,
     sandbox: &str,
     pool: usize,
+    quotas: &QuotaArgs,
 ) -> anyhow::Result<()> {
     let config = JupyterConfig::from_args(&args);
     let e2b = match sandbox {
@@ -247,7 +348,7 @@ fn run_jupyter(
         )),
     };
     let Some(e2b) = e2b else {
-        let sandbox = LocalSandbox::start(pool, args.cell_timeout)?;
+        let sandbox = LocalSandbox::start(pool, args.cell_timeout, quotas)?;
         let env: Arc<dyn Environment> = Arc::new(Jupyter::new(sandbox.client()?, config));
         let result = run_env(env, transport, common);
         sandbox.stop();
@@ -261,15 +362,20 @@ fn run_jupyter(
 /// The sandbox service running inside this process on a loopback port, on a multi-thread
 /// runtime of its own (so it keeps serving whichever runtime the MCP side uses). The Jupyter
 /// environment gets only its URL.
+///
+/// The service is private to this process: it gets a random token only this process knows,
+/// so another local process can neither list the sandboxes nor reach their kernels and files.
 struct LocalSandbox {
     runtime: tokio::runtime::Runtime,
     url: String,
+    token: String,
     stop: tokio::sync::oneshot::Sender<()>,
     service: tokio::task::JoinHandle<Result<(), mcpgym_sandbox::service::ServeError>>,
 }
 
 impl LocalSandbox {
-    fn start(pool: usize, cell_timeout: u64) -> anyhow::Result<Self> {
+    fn start(pool: usize, cell_timeout: u64, quotas: &QuotaArgs) -> anyhow::Result<Self> {
+        let token = random_token().context("cannot make a token for the local sandbox service")?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("sandbox")
@@ -281,6 +387,8 @@ impl LocalSandbox {
             // the service interrupt the cell or kill the command. The service's own deadline
             // is only a backstop, late enough for task setups and hidden checks (120 s).
             execution_timeout: std::time::Duration::from_secs(cell_timeout.max(120) + 5),
+            token: Some(token.clone()),
+            limits: quotas.apply(Default::default()),
             ..ServiceConfig::default()
         };
         let listening = runtime
@@ -290,6 +398,7 @@ impl LocalSandbox {
             ))
             .context("cannot start the local sandbox service")?;
         let url = format!("http://{}", listening.local_addr());
+        tracing::debug!(%url, "local sandbox service listening");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let service = runtime.spawn(listening.serve(async move {
             let _ = stopped.await;
@@ -297,6 +406,7 @@ impl LocalSandbox {
         Ok(Self {
             runtime,
             url,
+            token,
             stop,
             service,
         })
@@ -305,7 +415,7 @@ impl LocalSandbox {
     fn client(&self) -> anyhow::Result<E2bClient> {
         Ok(E2bClient::new(E2bConfig::single_url(
             self.url.clone(),
-            None,
+            Some(self.token.clone()),
         ))?)
     }
 
@@ -318,6 +428,14 @@ impl LocalSandbox {
             Ok(Ok(())) => {}
         }
     }
+}
+
+/// 256 bits from the kernel's random source, as hex.
+fn random_token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The folder desktop episodes live in (`$TMPDIR/mcpgym-desktop-PID`), removed when the
@@ -333,7 +451,7 @@ impl DesktopRoot {
     }
 
     /// Desktops made under this root by this binary's `desktop-worker`.
-    fn config(&self) -> anyhow::Result<DesktopConfig> {
+    fn config(&self, quotas: &QuotaArgs) -> anyhow::Result<DesktopConfig> {
         Ok(DesktopConfig {
             display: DisplayChoice::Virtual(Size {
                 width: 1280,
@@ -343,13 +461,17 @@ impl DesktopRoot {
             worker: WorkerCommand::current_exe().context("cannot find this executable")?,
             bwrap: "bwrap".into(),
             root: self.0.clone(),
+            limits: quotas.apply(DesktopConfig::default_limits()),
         })
     }
 }
 
 impl Drop for DesktopRoot {
+    /// Unmounts the episodes' size-limited homes, then removes the folder.
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if let Err(error) = mcpgym_sandbox::jail::remove_root(&self.0) {
+            tracing::warn!(folder = %self.0.display(), %error, "cannot remove the desktops' folder");
+        }
     }
 }
 
@@ -366,6 +488,8 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<()> {
         execution_timeout: std::time::Duration::from_secs(args.execution_timeout),
         max_sandboxes: usize::try_from(args.max_sandboxes).unwrap_or(usize::MAX),
         token: args.token,
+        limits: args.quotas.apply(defaults.limits.clone()),
+        http: args.connections.config(),
         ..defaults
     };
     // Kernels, jails and streamed responses all wait on I/O; two workers keep one slow
@@ -378,6 +502,26 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<()> {
             .await
             .map_err(anyhow::Error::from)
     })
+}
+
+/// Removes what servers that were killed left behind: their sandbox and desktop folders
+/// (unmounting size-limited homes first) and their cgroups. Only folders and cgroups whose
+/// server process is gone are touched, so servers running beside this one keep theirs.
+fn remove_stale_jails(command: &Command) {
+    let mut dirs = vec![std::env::temp_dir()];
+    if let Command::Sandbox(SandboxArgs {
+        root_dir: Some(dir),
+        ..
+    }) = command
+    {
+        dirs.push(dir.clone());
+    }
+    for dir in dirs {
+        let removed = mcpgym_sandbox::jail::cleanup_stale(&dir);
+        if !removed.folders.is_empty() || !removed.cgroups.is_empty() {
+            tracing::info!(folders = ?removed.folders, cgroups = ?removed.cgroups, "removed what stopped servers left behind");
+        }
+    }
 }
 
 /// A runtime on this thread. HTTP serving adds one such thread per further core.
