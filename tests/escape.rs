@@ -9,13 +9,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::Duration;
 
 use base64::Engine;
-use common::{Client, act, is_error, text};
+use common::{Client, HttpServer, act, is_error, text};
 use serde_json::{Value, json};
 
 /// A line of a hidden grader compiled into the binary (task `jupyter-train-0xx`'s check): if
@@ -56,143 +54,87 @@ impl Drop for Installed {
     }
 }
 
-/// A server started from the installed binary, as root or as `nobody`.
-struct Server {
-    child: Child,
-    base: String,
-    log: Arc<Mutex<String>>,
-}
-
-impl Server {
-    fn start(installed: &Installed, run_as: RunAs, args: &[&str]) -> Self {
-        let mut command = match run_as {
-            RunAs::Root => Command::new(&installed.path),
-            RunAs::User => {
-                let mut c = Command::new("setpriv");
-                c.args([
-                    "--reuid=65534",
-                    "--regid=65534",
-                    "--clear-groups",
-                    "--inh-caps=-all",
-                    "--bounding-set=-all",
-                    "--",
-                    &installed.path,
-                ]);
-                c
-            }
-        };
-        let quota = [
-            format!("--home-size={}M", HOME_MB),
-            format!("--tmp-size={}M", TMP_MB),
-            format!("--shm-size={}M", SHM_MB),
-        ];
-        let mut child = command
-            .args(args)
-            .args(&quota)
-            .args(["--http", "127.0.0.1:0"])
-            .env("MCPGYM_TOKEN", TOKEN)
-            .env("RUST_LOG", "warn")
-            .env("TMPDIR", "/tmp")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the installed mcpgym");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let base = loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(url) = line.strip_prefix("mcpgym: listening on ") {
-                        break url.to_owned();
-                    }
-                    eprintln!("server: {line}");
-                }
-                _ => panic!("mcpgym exited before listening: {:?}", child.wait()),
-            }
-        };
-        let log = Arc::new(Mutex::new(String::new()));
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        Server { child, base, log }
-    }
-
-    fn port(&self) -> u16 {
-        self.base.rsplit(':').next().unwrap().parse().unwrap()
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("server status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS")
-    }
-
-    fn http(&self) -> reqwest::Client {
-        let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
-        reqwest::Client::builder()
-            .default_headers(headers)
-            .build()
-            .unwrap()
-    }
-
-    /// Starts an episode and connects a legacy-era MCP client to it.
-    async fn episode(&self, body: Value) -> (String, Client) {
-        let response = self
-            .http()
-            .post(format!("{}/episodes", self.base))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let created: Value = response.json().await.unwrap();
-        assert_eq!(status, 201, "{created}\n{}", self.log.lock().unwrap());
-        let id = created["id"].as_str().unwrap().to_owned();
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
-            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-                format!("{}/episodes/{id}/mcp", self.base),
-            )
-            .auth_header(TOKEN),
-        );
-        let client = rmcp::ServiceExt::serve((), transport)
-            .await
-            .expect("MCP client connects");
-        (id, client)
-    }
-
-    async fn delete(&self, id: &str) {
-        let response = self
-            .http()
-            .delete(format!("{}/episodes/{id}", self.base))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 204);
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        for _ in 0..1000 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
+/// Starts the installed binary as root or as `nobody`, with the battery's token and quotas.
+fn start_server(installed: &Installed, run_as: RunAs, args: &[&str]) -> HttpServer {
+    let mut command = match run_as {
+        RunAs::Root => Command::new(&installed.path),
+        RunAs::User => {
+            let mut c = Command::new("setpriv");
+            c.args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--",
+                &installed.path,
+            ]);
+            c
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    };
+    command
+        .args(args)
+        .arg(format!("--home-size={HOME_MB}M"))
+        .arg(format!("--tmp-size={TMP_MB}M"))
+        .arg(format!("--shm-size={SHM_MB}M"))
+        .env("MCPGYM_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .env("TMPDIR", "/tmp");
+    HttpServer::spawn(command)
+}
+
+/// The server's resident memory.
+fn rss_kib(server: &HttpServer) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", server.pid())).expect("server status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// An HTTP client that carries the token.
+fn authorized() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+/// Starts an episode and connects a legacy-era MCP client to it.
+async fn episode(server: &HttpServer, body: Value) -> (String, Client) {
+    let response = authorized()
+        .post(server.url("/episodes"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let created: Value = response.json().await.unwrap();
+    assert_eq!(status, 201, "{created}\n{}", server.log.lock().unwrap());
+    let id = created["id"].as_str().unwrap().to_owned();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            server.url(&format!("/episodes/{id}/mcp")),
+        )
+        .auth_header(TOKEN),
+    );
+    let client = rmcp::ServiceExt::serve((), transport)
+        .await
+        .expect("MCP client connects");
+    (id, client)
+}
+
+async fn delete(server: &HttpServer, id: &str) {
+    let response = authorized()
+        .delete(server.url(&format!("/episodes/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204);
 }
 
 fn b64(text: &str) -> String {
@@ -419,14 +361,16 @@ fn assert_host_untouched() {
 
 async fn jupyter_battery(run_as: RunAs) {
     let installed = Installed::new(&format!("jupyter-{run_as:?}"));
-    let server = Server::start(
+    let server = start_server(
         &installed,
         run_as,
         &["jupyter", "--max-turns", "100", "--cell-timeout", "300"],
     );
-    let (victim_id, victim) = server
-        .episode(json!({"env": "jupyter", "task": "jupyter-train-000"}))
-        .await;
+    let (victim_id, victim) = episode(
+        &server,
+        json!({"env": "jupyter", "task": "jupyter-train-000"}),
+    )
+    .await;
     let marker = format!("victim-marker-{}", uuid_like());
     let planted = act(
         &victim,
@@ -436,12 +380,14 @@ async fn jupyter_battery(run_as: RunAs) {
     .await;
     assert!(!is_error(&planted), "{}", text(&planted));
 
-    let (attacker_id, attacker) = server
-        .episode(json!({"env": "jupyter", "task": "jupyter-train-000"}))
-        .await;
+    let (attacker_id, attacker) = episode(
+        &server,
+        json!({"env": "jupyter", "task": "jupyter-train-000"}),
+    )
+    .await;
     let target = Target {
-        server_port: server.port(),
-        server_pid: server.child.id(),
+        server_port: server.base.rsplit(':').next().unwrap().parse().unwrap(),
+        server_pid: server.pid(),
         installed: &installed.path,
         marker: &marker,
     };
@@ -461,7 +407,7 @@ async fn jupyter_battery(run_as: RunAs) {
     assert_held(&format!("shell ({run_as:?})"), &text(&shell), SHELL_NAMES);
 
     // Printing gigabytes leaves the server's memory where it was.
-    let before = server.rss_kib();
+    let before = rss_kib(&server);
     for _ in 0..3 {
         let flood = act(
             &attacker,
@@ -478,8 +424,8 @@ async fn jupyter_battery(run_as: RunAs) {
     )
     .await;
     assert!(text(&value).len() < 100_000, "the observation is capped");
-    server.delete(&attacker_id).await;
-    let after = server.rss_kib();
+    delete(&server, &attacker_id).await;
+    let after = rss_kib(&server);
     assert!(
         after < before + 200 * 1024,
         "server RSS grew from {before} KiB to {after} KiB"
@@ -493,19 +439,19 @@ async fn jupyter_battery(run_as: RunAs) {
     )
     .await;
     assert!(text(&check).contains(&marker), "{}", text(&check));
-    server.delete(&victim_id).await;
+    delete(&server, &victim_id).await;
     assert_host_untouched();
 }
 
 async fn desktop_battery(run_as: RunAs) {
     let installed = Installed::new(&format!("desktop-{run_as:?}"));
-    let server = Server::start(
+    let server = start_server(
         &installed,
         run_as,
         &["desktop", "--max-turns", "1000", "--allow-shell"],
     );
     let body = json!({"env": "desktop", "task": "desktop-train-000"});
-    let (victim_id, victim) = server.episode(body.clone()).await;
+    let (victim_id, victim) = episode(&server, body.clone()).await;
     let marker = format!("victim-marker-{}", uuid_like());
     let planted = act(
         &victim,
@@ -514,10 +460,10 @@ async fn desktop_battery(run_as: RunAs) {
     )
     .await;
     assert!(!is_error(&planted), "{}", text(&planted));
-    let (attacker_id, attacker) = server.episode(body).await;
+    let (attacker_id, attacker) = episode(&server, body).await;
     let target = Target {
-        server_port: server.port(),
-        server_pid: server.child.id(),
+        server_port: server.base.rsplit(':').next().unwrap().parse().unwrap(),
+        server_pid: server.pid(),
         installed: &installed.path,
         marker: &marker,
     };
@@ -565,7 +511,7 @@ async fn desktop_battery(run_as: RunAs) {
     assert_eq!(report.lines().filter(|l| l.starts_with("HELD")).count(), 7);
 
     // Printing gigabytes through run_command leaves the server's memory where it was.
-    let before = server.rss_kib();
+    let before = rss_kib(&server);
     let flood = act(
         &attacker,
         "run_command",
@@ -573,8 +519,8 @@ async fn desktop_battery(run_as: RunAs) {
     )
     .await;
     assert!(text(&flood).len() < 200_000, "the observation is capped");
-    server.delete(&attacker_id).await;
-    let after = server.rss_kib();
+    delete(&server, &attacker_id).await;
+    let after = rss_kib(&server);
     assert!(
         after < before + 200 * 1024,
         "server RSS grew from {before} KiB to {after} KiB"
@@ -582,7 +528,7 @@ async fn desktop_battery(run_as: RunAs) {
 
     let check = act(&victim, "run_command", json!({"command": "cat notes.txt"})).await;
     assert!(text(&check).contains(&marker), "{}", text(&check));
-    server.delete(&victim_id).await;
+    delete(&server, &victim_id).await;
     assert_host_untouched();
 }
 
@@ -595,47 +541,103 @@ fn uuid_like() -> String {
     format!("{:x}{:x}", nanos, std::process::id())
 }
 
-fn is_root() -> bool {
+/// Whether the battery can run here: it installs the binary under `/usr/local/bin` and
+/// switches user with `setpriv`, both of which need root (CI runs as root).
+fn can_run() -> bool {
     // SAFETY: plain system call.
-    unsafe { libc::geteuid() == 0 }
+    let root = unsafe { libc::geteuid() == 0 };
+    if !root {
+        eprintln!("skipped: the escape battery needs root");
+    }
+    root
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn jupyter_jail_holds_as_root() {
-    if !is_root() {
-        eprintln!(
-            "skipped: the battery installs the binary under /usr/local/bin, which needs root"
-        );
-        return;
+    if can_run() {
+        jupyter_battery(RunAs::Root).await;
     }
-    jupyter_battery(RunAs::Root).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn jupyter_jail_holds_as_an_ordinary_user() {
-    if !is_root() {
-        eprintln!("skipped: starting the server as another user needs root");
-        return;
+    if can_run() {
+        jupyter_battery(RunAs::User).await;
     }
-    jupyter_battery(RunAs::User).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn desktop_jail_holds_as_root() {
-    if !is_root() {
-        eprintln!(
-            "skipped: the battery installs the binary under /usr/local/bin, which needs root"
-        );
-        return;
+    if can_run() {
+        desktop_battery(RunAs::Root).await;
     }
-    desktop_battery(RunAs::Root).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn desktop_jail_holds_as_an_ordinary_user() {
-    if !is_root() {
-        eprintln!("skipped: starting the server as another user needs root");
+    if can_run() {
+        desktop_battery(RunAs::User).await;
+    }
+}
+
+/// A server killed outright (SIGKILL) leaves its jails' folders, size-limited home mounts and
+/// cgroups behind; the next server to start removes them, and touches nothing of a server
+/// that still runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_killed_server_left_is_removed_at_the_next_start() {
+    if !can_run() {
         return;
     }
-    desktop_battery(RunAs::User).await;
+    let installed = Installed::new("stale");
+    let running = start_server(&installed, RunAs::Root, &["jupyter"]);
+    let (_, _client) = episode(&running, json!({"task": "jupyter-train-000"})).await;
+    let killed = start_server(&installed, RunAs::Root, &["jupyter"]);
+    let (_, _killed_client) = episode(&killed, json!({"task": "jupyter-train-000"})).await;
+    let folder = format!("/tmp/mcpgym-sandbox-{}", killed.pid());
+    let mounts_of = |folder: &str| {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(&format!("{folder}/")))
+            .count()
+    };
+    assert!(
+        mounts_of(&folder) > 0,
+        "the killed server's homes are mounted"
+    );
+    // SAFETY: plain system call on our own child.
+    unsafe { libc::kill(killed.pid() as i32, libc::SIGKILL) };
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(std::path::Path::new(&folder).exists());
+
+    let mut wordle = Command::new(&installed.path);
+    wordle.arg("wordle").env("MCPGYM_TOKEN", TOKEN);
+    let next = HttpServer::spawn(wordle);
+    assert!(
+        !std::path::Path::new(&folder).exists(),
+        "the killed server's folder is still there"
+    );
+    assert_eq!(
+        mounts_of(&folder),
+        0,
+        "the killed server's mounts are still there"
+    );
+    let cgroups = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ls -d /sys/fs/cgroup/*/mcpgym-{}-* 2>/dev/null",
+            killed.pid()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        cgroups.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&cgroups.stdout)
+    );
+    // The server that still runs kept everything.
+    let alive = format!("/tmp/mcpgym-sandbox-{}", running.pid());
+    assert!(std::path::Path::new(&alive).exists());
+    assert!(mounts_of(&alive) > 0);
+    drop(next);
 }

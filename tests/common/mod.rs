@@ -43,9 +43,15 @@ impl HttpServer {
 
     /// Like [`HttpServer::start`], with `RUST_LOG` set to `filter`.
     pub fn start_with_log(args: &[&str], filter: &str) -> Self {
-        let mut child = Command::new(BIN)
-            .env("RUST_LOG", filter)
-            .args(args)
+        let mut command = Command::new(BIN);
+        command.env("RUST_LOG", filter).args(args);
+        Self::spawn(command)
+    }
+
+    /// Starts `command` (an `mcpgym` invocation, perhaps behind a wrapper such as `setpriv`)
+    /// with `--http 127.0.0.1:0` appended, and waits until it listens.
+    pub fn spawn(mut command: Command) -> Self {
+        let mut child = command
             .args(["--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -261,13 +261,44 @@ impl Desktop {
         if desktop.display.is_virtual() && config.programs.window_manager.is_some() {
             desktop.wait_for_window_manager().await;
         }
-        for argv in apps {
+        for (index, argv) in apps.iter().enumerate() {
+            let windows_before = desktop.window_count().await;
             if let Err(e) = desktop.launch(argv).await {
                 desktop.stop().await;
                 return Err(e);
             }
+            // Tasks rely on the application launched last having the focus: let each
+            // earlier one map its window first, however long its start-up takes.
+            if index + 1 < apps.len()
+                && let Some(before) = windows_before
+            {
+                desktop.wait_for_windows(before + 1).await;
+            }
         }
         Ok(desktop)
+    }
+
+    /// How many titled top-level windows the display has (`None` if the worker cannot say).
+    async fn window_count(&mut self) -> Option<usize> {
+        match self.worker.request(&Request::Windows).await {
+            Ok(Reply::Windows { titles, .. }) => Some(titles.len()),
+            _ => None,
+        }
+    }
+
+    /// Waits (up to ten seconds) until the display has at least `count` titled windows.
+    async fn wait_for_windows(&mut self, count: usize) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tokio::time::Instant::now() < deadline {
+            match self.window_count().await {
+                Some(n) if n < count => tokio::time::sleep(Duration::from_millis(20)).await,
+                _ => return,
+            }
+        }
+        tracing::warn!(
+            display = self.display.name(),
+            "an application did not open its window in time"
+        );
     }
 
     /// Waits (up to five seconds) until a window manager publishes its client list.

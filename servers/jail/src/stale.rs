@@ -92,11 +92,23 @@ fn parse_pid(text: &str) -> Option<libc::pid_t> {
     (pid > 0 && pid as u32 != std::process::id()).then_some(pid)
 }
 
-/// Whether a process with this pid exists (one we may not signal exists too).
+/// Whether a process with this pid exists and has not exited (one we may not signal exists
+/// too; a zombie, killed but not yet reaped by its parent, does not run).
 fn is_running(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 only checks for existence and permission.
     let signalled = unsafe { libc::kill(pid, 0) } == 0;
-    signalled || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = signalled || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !is_zombie(pid)
+}
+
+/// Whether `/proc/<pid>/stat` gives the process's state as `Z` (exited, not reaped).
+fn is_zombie(pid: libc::pid_t) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state follows the command name, which is in parentheses and may hold any byte.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            == Some("Z")
+    })
 }
 
 #[cfg(test)]
