@@ -186,6 +186,12 @@ impl JailConfig {
         }
         let inside_id = INSIDE_ID.to_string();
         push(&[&"--uid", &inside_id, &"--gid", &inside_id]);
+        // The private /tmp before the system binds: a bound path that lies under /tmp (a
+        // server run from a checkout there) stays visible, and masked, instead of hidden.
+        if let Some(size) = self.limits.tmp_bytes {
+            push(&[&"--size", &size.to_string()]);
+        }
+        push(&[&"--tmpfs", &"/tmp"]);
         self.system_binds(&mut push);
         let etc = self.root.join("etc");
         push(&[&"--ro-bind", &etc.join("passwd"), &"/etc/passwd"]);
@@ -197,10 +203,6 @@ impl JailConfig {
             push(&[&"--size", &size.to_string()]);
         }
         push(&[&"--tmpfs", &"/dev/shm"]);
-        if let Some(size) = self.limits.tmp_bytes {
-            push(&[&"--size", &size.to_string()]);
-        }
-        push(&[&"--tmpfs", &"/tmp"]);
         push(&[&"--bind", &self.home_dir(), &HOME]);
         push(&[&"--bind", &self.run_dir(), &RUN]);
         for bind in &self.binds {
