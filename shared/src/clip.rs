@@ -15,7 +15,7 @@ fn marker(cut: usize) -> String {
 }
 
 /// The largest char boundary of `text` at or below `index`.
-fn floor_boundary(text: &str, index: usize) -> usize {
+pub fn floor_boundary(text: &str, index: usize) -> usize {
     let mut index = index.min(text.len());
     while !text.is_char_boundary(index) {
         index -= 1;
@@ -24,7 +24,7 @@ fn floor_boundary(text: &str, index: usize) -> usize {
 }
 
 /// The smallest char boundary of `text` at or above `index`.
-fn ceil_boundary(text: &str, index: usize) -> usize {
+pub fn ceil_boundary(text: &str, index: usize) -> usize {
     let mut index = index.min(text.len());
     while !text.is_char_boundary(index) {
         index += 1;

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use mcpgym_shared::clip::{ceil_boundary, floor_boundary};
 use serde_json::Value;
 
 use crate::notebook::{CellOutput, StreamName};
@@ -72,24 +73,6 @@ fn past_marker(text: &str, start: usize) -> usize {
         Some(close) if open + close + CLOSE.len() > start => open + close + CLOSE.len(),
         _ => start,
     }
-}
-
-/// The largest char boundary of `text` at or below `index`.
-fn floor_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
-}
-
-/// The smallest char boundary of `text` at or above `index`.
-fn ceil_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index += 1;
-    }
-    index
 }
 
 /// `text` cut to `head` bytes of its beginning and `tail` bytes of its end around a marker
