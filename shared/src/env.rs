@@ -91,6 +91,13 @@ pub trait EpisodeState: Send + 'static {
         JsonObject::new()
     }
 
+    /// The task's prompt, for doors that hand it over before the first call (OpenEnv's reset
+    /// observation, ORS's `/prompt`). Marks it shown, so the first observation need not repeat
+    /// it. `None` when the environment's instructions say everything.
+    fn prompt(&mut self) -> Option<String> {
+        None
+    }
+
     /// A sentence added to the last observation when the shared layer ends the episode at the
     /// turn limit (e.g. the answer). Also the place to stop work in progress.
     fn truncate(&mut self) -> Option<String> {

@@ -310,6 +310,12 @@ impl Episode {
         }
     }
 
+    /// The task's prompt (see [`EpisodeState::prompt`]); `None` once closed or when the
+    /// environment has none.
+    pub fn prompt(&mut self) -> Option<String> {
+        self.state.as_mut()?.prompt()
+    }
+
     /// A document the episode's environment exports, if it has one by that name.
     pub fn export(&self, name: &str) -> Option<crate::env::Export> {
         self.state.as_ref()?.export(name)

@@ -8,11 +8,16 @@
 //! | `POST /episodes/{id}/mcp` | MCP for exactly one episode |
 //! | `POST /episodes` | start an episode |
 //! | `GET /episodes/{id}` | its state; `answer` and the like once done |
+//! | `POST /episodes/{id}/call` | call a tool: `{tool, arguments}` → the [`StepRecord`] |
+//! | `GET /episodes/{id}/prompt` | what the agent is asked: instructions and the task |
 //! | `GET /episodes/{id}/trajectory` | its trajectory as JSON Lines |
 //! | `GET /episodes/{id}/{document}` | a document the episode exports (e.g. `notebook`) |
 //! | `DELETE /episodes/{id}` | close it |
 //! | `GET /tasks?env=&split=` | task ids |
 //! | `GET /healthz`, `GET /metrics` | health, Prometheus metrics |
+//! | OpenEnv at `/<env>/…`, ORS at `/…` | see [`crate::doors`] |
+//!
+//! [`StepRecord`]: crate::step::StepRecord
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -122,10 +127,17 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
         .route("/metrics", get(metrics))
         .route("/episodes", axum::routing::post(create_episode))
         .route("/episodes/{id}", get(episode_status).delete(delete_episode))
+        .route("/episodes/{id}/prompt", get(episode_prompt))
         .route("/episodes/{id}/trajectory", get(episode_trajectory))
         .route("/episodes/{id}/{document}", get(episode_export))
         .route("/tasks", get(tasks))
-        .layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT));
+        .layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT))
+        // A tool call carries what the model wrote (a long cell): MCP's limit.
+        .merge(
+            Router::new()
+                .route("/episodes/{id}/call", axum::routing::post(episode_call))
+                .layer(DefaultBodyLimit::max(MCP_BODY_LIMIT)),
+        );
 
     let single_env = hub.envs().count() == 1;
     let mut mcp = Router::new();
@@ -166,6 +178,7 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
         .layer(middleware::from_fn(json_rpc_errors));
 
     let app = app
+        .merge(crate::doors::routes(&hub))
         .merge(mcp)
         .merge(episode_mcp)
         .layer(middleware::from_fn_with_state(Arc::new(options), guard))
@@ -419,6 +432,58 @@ async fn create_episode(
 async fn episode_status(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
     match hub.status(&id).await {
         Ok(status) => Json(status).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+/// `POST /episodes/{id}/call` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallRequest {
+    tool: String,
+    #[serde(default)]
+    arguments: Option<rmcp::model::JsonObject>,
+}
+
+async fn episode_call(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            return json_error(
+                rejection.status(),
+                format!(
+                    "cannot read the request body: {rejection}; send at most {MCP_BODY_LIMIT} bytes of JSON"
+                ),
+            );
+        }
+    };
+    let request: CallRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(error) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the body is not a valid tool call ({error}); send JSON like {{\"tool\": \"guess\", \"arguments\": {{\"word\": \"crane\"}}}}"
+                ),
+            );
+        }
+    };
+    match hub
+        .step(&id, &request.tool, request.arguments.unwrap_or_default())
+        .await
+    {
+        Ok(step) => Json(step).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+async fn episode_prompt(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
+    match hub.prompt(&id).await {
+        Ok(prompt) => Json(json!({ "prompt": prompt })).into_response(),
         Err(error) => hub_error(error),
     }
 }

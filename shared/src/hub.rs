@@ -13,6 +13,7 @@ use crate::env::{Environment, EpisodeSpec, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
 use crate::metrics::Metrics;
 use crate::rng::random_seed;
+use crate::step::StepRecord;
 use crate::store::{CloseReason, EpisodeSlot, EpisodeStore};
 use crate::task::Split;
 use crate::trajectory::TrajectorySink;
@@ -391,6 +392,30 @@ impl Hub {
             }
         }
         Ok(result)
+    }
+
+    /// Calls a tool on an episode and reads the step record every door speaks from.
+    pub async fn step(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: JsonObject,
+    ) -> Result<StepRecord, HubError> {
+        Ok(StepRecord::from_result(
+            self.call(id, tool, arguments).await?,
+        ))
+    }
+
+    /// What the agent is asked to do in this episode: the environment's instructions, then
+    /// the task's prompt when it has one. Waits for a running call.
+    pub async fn prompt(&self, id: &str) -> Result<String, HubError> {
+        let slot = self.episode(id)?;
+        let prompt = slot.episode.lock().await.prompt();
+        let instructions = slot.env.instructions();
+        Ok(match prompt {
+            Some(prompt) => format!("{instructions}\n\nTask: {prompt}"),
+            None => instructions.to_owned(),
+        })
     }
 
     /// An episode's public state as of its last finished call: answers at once, even while a

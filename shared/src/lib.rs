@@ -12,11 +12,15 @@
 //! - [`http`]: streamable HTTP MCP, the control plane, health and metrics, on connections held
 //!   to timeouts and a limit ([`mcpgym_serve`]); [`malformed`]: JSON-RPC errors for bodies
 //!   that are not JSON-RPC;
+//! - [`step`]: the step record (observation, reward, components, done, truncated) every
+//!   door turns into its own wire shape; [`doors`]: OpenEnv and the Open Reward Standard over
+//!   the same episodes;
 //! - [`clip`]: head-and-tail clipping that keeps trajectory records within their budget;
 //! - [`cli`]: the flags every environment shares.
 
 pub mod cli;
 pub mod clip;
+pub mod doors;
 pub mod env;
 pub mod episode;
 pub mod http;
@@ -30,6 +34,7 @@ pub mod rng;
 pub mod schema;
 pub mod stateless;
 pub mod stdio;
+pub mod step;
 pub mod store;
 pub mod task;
 pub mod trajectory;

@@ -642,6 +642,11 @@ fn describe(action: &Action, scaling: &Scaling) -> String {
 }
 
 impl EpisodeState for DesktopEpisode {
+    fn prompt(&mut self) -> Option<String> {
+        self.prompt_shown = true;
+        Some(self.task.instruction.to_owned())
+    }
+
     fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
         Box::pin(self.step(tool, arguments))
     }

@@ -708,6 +708,11 @@ impl JupyterEpisode {
 }
 
 impl EpisodeState for JupyterEpisode {
+    fn prompt(&mut self) -> Option<String> {
+        self.prompt_shown = true;
+        Some(self.task.prompt().to_owned())
+    }
+
     fn export(&self, name: &str) -> Option<Export> {
         (name == "notebook").then(|| Export {
             content_type: "application/x-ipynb+json",
