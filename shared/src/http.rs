@@ -14,6 +14,7 @@
 //! | `GET /episodes/{id}/{document}` | a document the episode exports (e.g. `notebook`) |
 //! | `DELETE /episodes/{id}` | close it |
 //! | `GET /tasks?env=&split=` | task ids |
+//! | `GET /tools?env=` | the environment's tools, as MCP lists them |
 //! | `GET /healthz`, `GET /metrics` | health, Prometheus metrics |
 //! | OpenEnv at `/<env>/…`, ORS at `/…` | see [`crate::doors`] |
 //!
@@ -131,6 +132,7 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
         .route("/episodes/{id}/trajectory", get(episode_trajectory))
         .route("/episodes/{id}/{document}", get(episode_export))
         .route("/tasks", get(tasks))
+        .route("/tools", get(tools))
         .layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT))
         // A tool call carries what the model wrote (a long cell): MCP's limit.
         .merge(
@@ -546,6 +548,31 @@ async fn tasks(
         "tasks": env.tasks().ids(split),
     }))
     .into_response()
+}
+
+/// `GET /tools` query.
+#[derive(Debug, Deserialize)]
+struct ToolsQuery {
+    env: Option<String>,
+}
+
+async fn tools(
+    State(hub): State<Arc<Hub>>,
+    query: Result<Query<ToolsQuery>, QueryRejection>,
+) -> Response {
+    let Query(query) = match query {
+        Ok(query) => query,
+        Err(rejection) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!("{}; use ?env=NAME", rejection.body_text()),
+            );
+        }
+    };
+    match hub.env(query.env.as_deref()) {
+        Ok(env) => Json(json!({ "env": env.name(), "tools": env.tools() })).into_response(),
+        Err(error) => hub_error(error),
+    }
 }
 
 #[cfg(test)]
