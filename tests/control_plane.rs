@@ -746,3 +746,112 @@ async fn the_sandbox_service_holds_connections_the_same_way() {
     assert!(status.success(), "{status:?}");
     assert!(!folder.exists(), "{folder:?} was left behind");
 }
+
+#[tokio::test]
+async fn a_game_played_through_the_step_route() {
+    let server = HttpServer::start(&["wordle"]);
+    let created = server.create(json!({"task": "test-0000"})).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let call_url = server.url(&format!("/episodes/{id}/call"));
+
+    let prompt: Value = http()
+        .get(server.url(&format!("/episodes/{id}/prompt")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        prompt["prompt"].as_str().unwrap().contains("guess(word)"),
+        "{prompt}"
+    );
+    let tools: Value = http()
+        .get(server.url("/tools?env=wordle"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["guess", "history"]);
+
+    let mut sum = 0.0;
+    for word in ["xqzvb", "crane", "serif"] {
+        let step: Value = http()
+            .post(&call_url)
+            .json(&json!({"tool": "guess", "arguments": {"word": word}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(step["episode"], json!(id));
+        assert_eq!(step["is_error"], word == "xqzvb", "{step}");
+        assert_eq!(step["done"], word == "serif", "{step}");
+        assert_eq!(step["content"][0]["type"], "text");
+        sum += step["reward"].as_f64().unwrap();
+        assert_eq!(step["return"].as_f64().unwrap(), sum);
+    }
+    let status = server.status(&id).await;
+    assert_eq!(status["return"].as_f64().unwrap(), sum);
+    assert_eq!(status["turn"], 3);
+
+    // Once done, a call is refused and pays nothing.
+    let frozen: Value = http()
+        .post(&call_url)
+        .json(&json!({"tool": "history"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (frozen["is_error"].clone(), frozen["reward"].clone()),
+        (json!(true), json!(0.0))
+    );
+
+    for (body, expected) in [
+        (json!({"tool": "nope"}), "unknown tool \"nope\""),
+        (json!({"arguments": {}}), "missing field `tool`"),
+        (
+            json!({"tool": "guess", "extra": 1}),
+            "unknown field `extra`",
+        ),
+        (json!({"tool": "guess", "arguments": [1]}), "send JSON like"),
+    ] {
+        let (status, message) =
+            error_of(http().post(&call_url).json(&body).send().await.unwrap()).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(message.contains(expected), "{body}: {message}");
+    }
+    let (status, message) = error_of(
+        http()
+            .post(server.url("/episodes/0123/call"))
+            .json(&json!({"tool": "guess"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(message.contains("unknown episode"), "{message}");
+    let (status, message) = error_of(
+        http()
+            .get(server.url("/tools?env=chess"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.contains("unknown environment"), "{message}");
+}
