@@ -1,0 +1,135 @@
+"""What the Python tests share: the binary, metrics, and a Wordle player that wins most games."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mcpgym import AsyncEpisode, Episode, Step, binary_path
+
+REPO = Path(__file__).resolve().parents[2]
+"""The repository root."""
+
+# Six allowed guesses; played in order they end any game (a loss at worst).
+WORDLE_GUESSES = ("crane", "slate", "pious", "dough", "nymph", "blitz")
+
+_WORDLE_DATA = REPO / "servers" / "wordle" / "data"
+_FEEDBACK_NAMES = {"🟩": "green", "🟨": "yellow", "⬛": "gray"}
+
+
+def binary() -> str:
+    """The mcpgym binary the tests run (`MCPGYM_BINARY`, set by conftest to the debug build)."""
+    return binary_path()
+
+
+def metric(url: str, name: str, token: str | None = None, **labels: str) -> float:
+    """The value of metric `name` with exactly `labels` in the server's `/metrics`, or 0.0 when
+    it has not been reported yet."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    text = httpx.get(f"{url.rstrip('/')}/metrics", headers=headers, timeout=60).text
+    wanted = dict(labels)
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        match = re.fullmatch(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)", line.strip())
+        if match is None or match.group(1) != name:
+            continue
+        found = dict(
+            re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', match.group(2) or "")
+        )
+        if found == wanted:
+            return float(match.group(3))
+    return 0.0
+
+
+def wordle_feedback(answer: str, guess: str) -> list[str]:
+    """Wordle's feedback: greens first, then yellows from the answer's remaining letters."""
+    result = ["gray"] * 5
+    remaining: list[str] = []
+    for i, (a, g) in enumerate(zip(answer, guess, strict=True)):
+        if a == g:
+            result[i] = "green"
+        else:
+            remaining.append(a)
+    for i, g in enumerate(guess):
+        if result[i] != "green" and g in remaining:
+            result[i] = "yellow"
+            remaining.remove(g)
+    return result
+
+
+def feedback_from_text(text: str, guess: str) -> list[str] | None:
+    """The feedback for `guess` read from a board line like `CRANE ⬛⬛🟨🟩⬛`."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(guess.upper() + " "):
+            squares = [_FEEDBACK_NAMES[ch] for ch in line if ch in _FEEDBACK_NAMES]
+            if len(squares) == 5:
+                return squares
+    return None
+
+
+class WordleSolver:
+    """Guesses the first answer consistent with every feedback so far (wins most games in six)."""
+
+    def __init__(self, candidates: Iterable[str] | None = None) -> None:
+        """Starts from `candidates`, by default the game's answer list."""
+        if candidates is None:
+            answers = _WORDLE_DATA / "answers.txt"
+            candidates = answers.read_text().split() if answers.is_file() else WORDLE_GUESSES
+        self.candidates = list(candidates)
+        self.guesses: list[str] = []
+
+    def next_guess(self) -> str:
+        """The next word to play."""
+        if not self.guesses:
+            return WORDLE_GUESSES[0]
+        for word in self.candidates:
+            if word not in self.guesses:
+                return word
+        # Nothing consistent is left (a custom word list): fall back to the fixed guesses.
+        return WORDLE_GUESSES[min(len(self.guesses), len(WORDLE_GUESSES) - 1)]
+
+    def observe(self, guess: str, feedback: Sequence[str] | None) -> None:
+        """Narrows the candidates with `guess`'s feedback (colour names)."""
+        self.guesses.append(guess)
+        if feedback is None:
+            return
+        self.candidates = [
+            word for word in self.candidates if wordle_feedback(word, guess) == list(feedback)
+        ]
+
+    def observe_step(self, guess: str, step: Step) -> None:
+        """Narrows the candidates with a step's structured feedback, or its board text."""
+        structured: Any = step.structured
+        feedback = structured.get("feedback") if isinstance(structured, dict) else None
+        self.observe(guess, feedback or feedback_from_text(step.text, guess))
+
+
+def play_wordle(episode: Episode, max_calls: int = 12) -> list[Step]:
+    """Plays `episode` with `WordleSolver` until it is done; returns every step."""
+    solver = WordleSolver()
+    steps: list[Step] = []
+    while not (steps and steps[-1].done):
+        assert len(steps) < max_calls, f"the game did not end after {max_calls} calls"
+        guess = solver.next_guess()
+        step = episode.call("guess", word=guess)
+        solver.observe_step(guess, step)
+        steps.append(step)
+    return steps
+
+
+async def play_wordle_async(episode: AsyncEpisode, max_calls: int = 12) -> list[Step]:
+    """`play_wordle` for an `AsyncEpisode`."""
+    solver = WordleSolver()
+    steps: list[Step] = []
+    while not (steps and steps[-1].done):
+        assert len(steps) < max_calls, f"the game did not end after {max_calls} calls"
+        guess = solver.next_guess()
+        step = await episode.call("guess", word=guess)
+        solver.observe_step(guess, step)
+        steps.append(step)
+    return steps
