@@ -102,25 +102,72 @@ async fn http_entry_points_at_the_mcp_endpoint() {
 
 #[test]
 fn http_entries_use_streamable_http() {
-    let rl_factory = pydata("rl-factory/mcpgym.pydata");
-    let entry = &rl_factory[0]["mcpServers"]["jupyter-http"];
-    // A bare url would be taken as legacy SSE.
-    assert_eq!(entry["type"], "streamable-http");
-    assert!(entry["url"].as_str().unwrap().ends_with("/mcp"));
-
-    let verl = manifest("verl/mcp_server.json");
-    for server in verl["mcpServers"].as_object().unwrap().values() {
+    let verl = |path: &str| manifest(&format!("verl/{path}"));
+    for env in ["wordle", "jupyter"] {
+        let config = verl(&format!("mcp_{env}.json"));
+        let servers = config["mcpServers"].as_object().unwrap();
+        // One server per file: fastmcp prefixes tool names when a config has several.
+        assert_eq!(servers.len(), 1, "mcp_{env}.json");
+        let server = &servers[env];
         assert_eq!(server["transport"], "http");
-        assert!(server["url"].as_str().unwrap().ends_with("/mcp"));
+        assert!(
+            server["url"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/{env}/mcp"))
+        );
         assert!(server.get("auth_token").is_none());
+        let tools = std::fs::read_to_string(format!(
+            "{}/../../manifests/verl/mcp_{env}_tools.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        assert!(tools.contains(&format!("mcp_servers_config_path: ./mcp_{env}.json")));
     }
-    let tools = std::fs::read_to_string(format!(
-        "{}/../../manifests/verl/mcpgym_tools.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
-    assert!(tools.contains("mcp_servers_config_path: ./mcp_server.json"));
-    for tool in ["add_and_execute_code_cell", "final_answer", "guess"] {
-        assert!(tools.contains(&format!("- {tool}")), "{tool}");
+    // The native tool configs point at the mcpgym verl adapter.
+    for env in ["wordle", "jupyter", "desktop"] {
+        let tools = std::fs::read_to_string(format!(
+            "{}/../../manifests/verl/mcpgym_{env}.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        assert!(tools.contains("class_name: mcpgym.adapters.verl.McpgymTool"));
+        assert!(tools.contains(&format!("env: {env}")));
+    }
+}
+
+/// Every input property of every tool has one `type` and no `anyOf`/`oneOf`, so OpenAI-style
+/// function consumers (verl's `OpenAIFunctionPropertySchema`, Qwen-Agent) accept it.
+#[tokio::test]
+async fn every_tool_schema_is_openai_function_friendly() {
+    let server = HttpServer::start(&["serve"]);
+    for env in ["wordle", "jupyter", "desktop"] {
+        let body: Value = http()
+            .get(server.url(&format!("/tools?env={env}")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let tools = body["tools"].as_array().unwrap();
+        assert!(!tools.is_empty(), "{env}");
+        for tool in tools {
+            let name = tool["name"].as_str().unwrap();
+            let properties = tool["inputSchema"]["properties"].as_object().unwrap();
+            for (prop, schema) in properties {
+                assert!(
+                    schema["type"].is_string(),
+                    "{env} {name}.{prop}: one type, not {}",
+                    schema["type"]
+                );
+                assert!(schema.get("anyOf").is_none(), "{env} {name}.{prop}: anyOf");
+                assert!(schema.get("oneOf").is_none(), "{env} {name}.{prop}: oneOf");
+                assert!(
+                    !schema.get("default").is_some_and(Value::is_null),
+                    "{env} {name}.{prop}: a null default"
+                );
+            }
+        }
     }
 }

@@ -129,8 +129,16 @@ pub struct ShellArgs {
 #[serde(deny_unknown_fields)]
 pub struct NotebookArgs {
     /// Whether to include the images the cells produced (default false).
-    #[serde(default)]
+    // Published as a plain boolean: OpenAI-style function schemas take one `type`, not
+    // `["boolean", "null"]`. An explicit null is still read as false.
+    #[serde(default = "no_images")]
+    #[schemars(with = "bool")]
     pub include_images: Option<bool>,
+}
+
+/// `include_images` when left out (the schema shows it as `"default": false`).
+fn no_images() -> Option<bool> {
+    Some(false)
 }
 
 /// Arguments of `final_answer`.
