@@ -1,6 +1,501 @@
-//! Placeholder: filled in by the openenv door work.
+//! The OpenEnv door through the real binary over HTTP: `/<env>/health`, `/metadata`,
+//! `/schema`, a Wordle game played with `/reset` and `/step` (episodes named by
+//! `episode_id`), and the sentences bad requests get. The WebSocket and OpenEnv's own client
+//! classes are exercised from Python (`python/tests/test_openenv.py`).
 
 mod common;
 
-#[allow(unused_imports)]
 use common::*;
+use serde_json::{Value, json};
+
+/// Guesses from Wordle's allowed list.
+const GUESSES: [&str; 6] = ["crane", "slate", "pious", "dough", "nymph", "blitz"];
+
+async fn post(server: &HttpServer, path: &str, body: Value) -> (u16, Value) {
+    let response = http()
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+async fn post_raw(server: &HttpServer, path: &str, body: &'static str) -> (u16, Value) {
+    let response = http()
+        .post(server.url(path))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+async fn get(server: &HttpServer, path: &str) -> (u16, Value) {
+    let response = http().get(server.url(path)).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// `mcpgym_episodes_started_total{env="…"}` from `/metrics`.
+async fn started(server: &HttpServer, env: &str) -> u64 {
+    let metrics = server.metrics().await;
+    let prefix = format!("mcpgym_episodes_started_total{{env=\"{env}\"}} ");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {prefix} in {metrics}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn detail(body: &Value) -> &str {
+    body["detail"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no detail in {body}"))
+}
+
+#[tokio::test]
+async fn health_metadata_and_schema_describe_the_environment() {
+    let server = HttpServer::start(&["wordle"]);
+    assert_eq!(
+        get(&server, "/wordle/health").await,
+        (200, json!({ "status": "healthy" }))
+    );
+
+    let (status, metadata) = get(&server, "/wordle/metadata").await;
+    assert_eq!(status, 200);
+    assert_eq!(metadata["name"], "wordle");
+    assert!(
+        metadata["description"]
+            .as_str()
+            .unwrap()
+            .contains("5-letter"),
+        "{metadata}"
+    );
+    assert_eq!(metadata["version"], env!("CARGO_PKG_VERSION"));
+
+    let (status, schema) = get(&server, "/wordle/schema").await;
+    assert_eq!(status, 200);
+    let (_, tools) = get(&server, "/tools?env=wordle").await;
+    let tool_names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let actions = schema["action"]["oneOf"].as_array().unwrap();
+    assert_eq!(
+        actions[0]["properties"]["type"]["const"], "list_tools",
+        "{schema}"
+    );
+    let called: Vec<&str> = actions[1..]
+        .iter()
+        .map(|a| {
+            assert_eq!(a["properties"]["type"]["const"], "call_tool");
+            a["properties"]["tool_name"]["const"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(called, tool_names);
+    let guess = &actions[1 + tool_names.iter().position(|n| *n == "guess").unwrap()];
+    assert!(
+        guess["properties"]["arguments"]["properties"]["word"].is_object(),
+        "{guess}"
+    );
+    for key in ["observation", "reset_observation", "state"] {
+        assert!(schema[key].is_object(), "{key} in {schema}");
+    }
+    assert_eq!(
+        schema["state"]["required"],
+        json!(["episode_id", "step_count"])
+    );
+}
+
+#[tokio::test]
+async fn http_reset_and_step_play_a_game_to_its_end() {
+    let server = HttpServer::start(&["wordle"]);
+    let before = started(&server, "wordle").await;
+
+    let (status, reset) = post(
+        &server,
+        "/wordle/reset",
+        json!({ "seed": 5, "episode_id": "run-7", "options": { "reward": "shaped" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{reset}");
+    assert_eq!(reset["reward"], Value::Null);
+    assert_eq!(reset["done"], false);
+    let id = reset["metadata"]["episode_id"].as_str().unwrap().to_owned();
+    assert_eq!(reset["observation"]["episode_id"], id.as_str());
+    assert_eq!(reset["metadata"]["episode_label"], "run-7");
+    assert_eq!(reset["metadata"]["seed"], 5);
+    assert!(
+        reset["observation"]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("Wordle"),
+        "{reset}"
+    );
+    // An ordinary episode: on the control plane and counted.
+    assert_eq!(server.status(&id).await["env"], "wordle");
+    assert_eq!(started(&server, "wordle").await, before + 1);
+
+    let step = |action: Value| {
+        let body = json!({ "episode_id": id, "action": action });
+        let server = &server;
+        async move { post(server, "/wordle/step", body).await }
+    };
+
+    let (status, listed) = step(json!({ "type": "list_tools" })).await;
+    assert_eq!(status, 200, "{listed}");
+    let names: Vec<&str> = listed["observation"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert!(t["input_schema"].is_object(), "{t}");
+            t["name"].as_str().unwrap()
+        })
+        .collect();
+    assert!(names.contains(&"guess"), "{listed}");
+
+    // A tool the environment lacks never reaches it: no turn, no reward.
+    let (status, unknown) = step(json!({ "type": "call_tool", "tool_name": "shout" })).await;
+    assert_eq!(status, 200, "{unknown}");
+    assert_eq!(
+        unknown["observation"]["error"]["error_type"],
+        "tool_not_found"
+    );
+    assert_eq!(unknown["reward"], Value::Null);
+
+    // A refused move is an ordinary observation the model sees, with its penalty.
+    let mut rewards = Vec::new();
+    let (status, refused) = step(json!({
+        "type": "call_tool", "tool_name": "guess", "arguments": { "word": "zzzzz" }
+    }))
+    .await;
+    assert_eq!(status, 200, "{refused}");
+    assert_eq!(
+        refused["observation"]["result"]["is_error"], true,
+        "{refused}"
+    );
+    assert_eq!(refused["observation"]["error"], Value::Null);
+    assert_eq!(refused["done"], false);
+    rewards.push(refused["reward"].as_f64().unwrap());
+
+    let mut last = Value::Null;
+    for word in GUESSES {
+        let (status, played) = step(json!({
+            "type": "call_tool", "tool_name": "guess", "arguments": { "word": word }
+        }))
+        .await;
+        assert_eq!(status, 200, "{played}");
+        let result = &played["observation"]["result"];
+        assert_eq!(result["is_error"], false, "{played}");
+        assert_eq!(result["content"][0]["type"], "text");
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&word.to_uppercase()),
+            "{played}"
+        );
+        assert_eq!(played["metadata"]["episode_id"], id.as_str());
+        rewards.push(played["reward"].as_f64().unwrap());
+        let done = played["done"] == true;
+        last = played;
+        if done {
+            break;
+        }
+    }
+    assert_eq!(last["done"], true, "six guesses end the game: {last}");
+
+    let status = server.status(&id).await;
+    assert_eq!(status["done"], true);
+    let total: f64 = rewards.iter().sum();
+    let episode_return = status["return"].as_f64().unwrap();
+    assert!(
+        (total - episode_return).abs() < 1e-9,
+        "rewards {rewards:?} sum to {total}, the episode's return is {episode_return}"
+    );
+    assert_eq!(last["metadata"]["return"], status["return"]);
+    assert_eq!(last["metadata"]["turn"], status["turn"]);
+
+    let (code, state) = get(&server, &format!("/wordle/state?episode_id={id}")).await;
+    assert_eq!(code, 200, "{state}");
+    assert_eq!(state["episode_id"], id.as_str());
+    assert_eq!(state["step_count"], status["turn"]);
+    assert_eq!(state["done"], true);
+    assert_eq!(state["return"], status["return"]);
+
+    // Every call that reached the environment is in the trajectory.
+    let trajectory = http()
+        .get(server.url(&format!("/episodes/{id}/trajectory")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(trajectory.lines().count(), rewards.len(), "{trajectory}");
+}
+
+#[tokio::test]
+async fn bad_requests_get_sentences() {
+    let server = HttpServer::start(&["wordle"]);
+
+    let (status, body) = post_raw(&server, "/wordle/reset", "{not json").await;
+    assert_eq!(status, 422);
+    assert!(detail(&body).contains("not valid JSON"), "{body}");
+
+    let (status, body) = post(&server, "/wordle/reset", json!({ "taks": "x" })).await;
+    assert_eq!(status, 422);
+    assert!(
+        detail(&body).contains("taks") && detail(&body).contains("reset takes"),
+        "{body}"
+    );
+
+    let (status, body) = post(&server, "/wordle/reset", json!({ "task": "nope" })).await;
+    assert_eq!(status, 422);
+    assert!(detail(&body).contains("unknown task"), "{body}");
+
+    let (status, body) = post(
+        &server,
+        "/wordle/reset",
+        json!({ "split": "test", "index": 1_000_000 }),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(detail(&body).contains("out of range"), "{body}");
+
+    // OpenEnv's task API: split and index pick a task.
+    let (_, tasks) = get(&server, "/tasks?env=wordle&split=test").await;
+    let (status, body) = post(
+        &server,
+        "/wordle/reset",
+        json!({ "split": "test", "index": 2 }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["metadata"]["task"], tasks["tasks"][2]);
+    let id = body["metadata"]["episode_id"].as_str().unwrap().to_owned();
+
+    let (status, body) = post(
+        &server,
+        "/wordle/step",
+        json!({ "action": { "type": "list_tools" } }),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        detail(&body).contains("episode_id") && detail(&body).contains("/wordle/ws"),
+        "{body}"
+    );
+
+    let (status, body) = post(
+        &server,
+        "/wordle/step",
+        json!({ "episode_id": id, "action": { "type": "call_tool" } }),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(
+        detail(&body).contains("tool_name") && detail(&body).contains("guess"),
+        "{body}"
+    );
+
+    let (status, body) = post(
+        &server,
+        "/wordle/step",
+        json!({ "episode_id": id, "action": { "type": "dance" } }),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(detail(&body).contains("list_tools"), "{body}");
+
+    let (status, body) = post(
+        &server,
+        "/wordle/step",
+        json!({ "episode_id": id, "action": { "type": "list_tools" }, "verbose": true }),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(detail(&body).contains("verbose"), "{body}");
+
+    let (status, body) = post(
+        &server,
+        "/wordle/step",
+        json!({ "episode_id": "0000", "action": { "type": "list_tools" } }),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(detail(&body).contains("unknown episode"), "{body}");
+
+    let (status, body) = post_raw(&server, "/wordle/step", "").await;
+    assert_eq!(status, 422);
+    assert!(detail(&body).contains("action"), "{body}");
+
+    let (status, body) = get(&server, "/wordle/state?episode_id=0000").await;
+    assert_eq!(status, 404);
+    assert!(detail(&body).contains("unknown episode"), "{body}");
+    // Without an episode: OpenEnv's state of a fresh environment.
+    assert_eq!(
+        get(&server, "/wordle/state").await,
+        (
+            200,
+            json!({ "episode_id": null, "step_count": 0, "env": "wordle" })
+        )
+    );
+
+    // A plain GET of the WebSocket says what it is.
+    let (status, body) = get(&server, "/wordle/ws").await;
+    assert_eq!(status, 400);
+    assert!(detail(&body).contains("WebSocket"), "{body}");
+
+    // OpenEnv's JSON-RPC on /wordle/mcp: a tool call needs a session.
+    let (status, body) = post(
+        &server,
+        "/wordle/mcp",
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "guess", "arguments": { "word": "crane" } } }),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("openenv/session/create"),
+        "{body}"
+    );
+    let (_, body) = post(
+        &server,
+        "/wordle/mcp",
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {} }),
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32601, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("text/event-stream"),
+        "{body}"
+    );
+    let (_, body) = post_raw(&server, "/wordle/mcp", "[1,").await;
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+
+    // Unknown environments have no OpenEnv routes.
+    let response = http()
+        .get(server.url("/nosuch/health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+}
+
+#[tokio::test]
+async fn json_rpc_sessions_over_http() {
+    let server = HttpServer::start(&["wordle"]);
+    let rpc = |id: u32, method: &str, params: Value| {
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let server = &server;
+        async move { post(server, "/wordle/mcp", body).await.1 }
+    };
+
+    let listed = rpc(1, "tools/list", json!({})).await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["name"] == "guess" && t["inputSchema"].is_object()),
+        "{listed}"
+    );
+
+    let created = rpc(2, "openenv/session/create", json!({})).await;
+    let session = created["result"]["session_id"].as_str().unwrap().to_owned();
+    // No reset yet: the call says what to do, and no episode starts.
+    let before = started(&server, "wordle").await;
+    let call = rpc(
+        3,
+        "tools/call",
+        json!({ "name": "guess", "arguments": { "word": "crane" }, "session_id": session }),
+    )
+    .await;
+    assert!(
+        call["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reset first"),
+        "{call}"
+    );
+    assert_eq!(started(&server, "wordle").await, before);
+
+    let closed = rpc(4, "openenv/session/close", json!({ "session_id": session })).await;
+    assert_eq!(
+        closed["result"],
+        json!({ "session_id": session, "closed": true })
+    );
+    let again = rpc(5, "openenv/session/close", json!({ "session_id": session })).await;
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown session_id"),
+        "{again}"
+    );
+
+    // MCP clients (which accept event streams) still reach MCP on the same path.
+    let response = http()
+        .post(server.url("/wordle/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } }
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body = response.text().await.unwrap();
+    assert!(body.contains("\"serverInfo\""), "{body}");
+}
+
+#[tokio::test]
+async fn each_hosted_environment_has_its_own_base_url() {
+    let server = HttpServer::start(&["serve"]);
+    for env in ["wordle", "jupyter", "desktop"] {
+        assert_eq!(
+            get(&server, &format!("/{env}/health")).await.0,
+            200,
+            "{env}"
+        );
+        let (_, metadata) = get(&server, &format!("/{env}/metadata")).await;
+        assert_eq!(metadata["name"], env);
+    }
+    let (_, schema) = get(&server, "/jupyter/schema").await;
+    let tools: Vec<&str> = schema["action"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["properties"]["tool_name"]["const"].as_str())
+        .collect();
+    assert!(tools.contains(&"final_answer"), "{tools:?}");
+
+    let (status, reset) = post(&server, "/wordle/reset", json!({})).await;
+    assert_eq!(status, 200, "{reset}");
+    assert_eq!(reset["metadata"]["env"], "wordle");
+    let id = reset["metadata"]["episode_id"].as_str().unwrap();
+    // An episode steps only at its own environment's URL.
+    let (status, body) = post(
+        &server,
+        "/jupyter/step",
+        json!({ "episode_id": id, "action": { "type": "list_tools" } }),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(detail(&body).contains("/wordle/step"), "{body}");
+}

@@ -177,7 +177,12 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
             hub.clone(),
             stateless_tool_call,
         ))
-        .layer(middleware::from_fn(json_rpc_errors));
+        .layer(middleware::from_fn(json_rpc_errors))
+        // OpenEnv's JSON-RPC shares the path; its POSTs do not accept event streams.
+        .layer(middleware::from_fn_with_state(
+            hub.clone(),
+            crate::doors::openenv::json_rpc,
+        ));
 
     let app = app
         .merge(crate::doors::routes(&hub))
@@ -558,8 +563,13 @@ struct ToolsQuery {
 
 async fn tools(
     State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
     query: Result<Query<ToolsQuery>, QueryRejection>,
 ) -> Response {
+    // ORS clients call a bare `/tools` with a session id: they get ORS's shape.
+    if headers.contains_key("x-session-id") {
+        return crate::doors::ors::bare_tools(&hub, &headers);
+    }
     let Query(query) = match query {
         Ok(query) => query,
         Err(rejection) => {

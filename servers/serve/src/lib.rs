@@ -30,7 +30,6 @@ use http::{Request, Response};
 use hyper::body::Body;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -123,8 +122,8 @@ impl Connections {
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(self.config.header_timeout + self.config.idle_timeout);
-        let graceful = GracefulShutdown::new();
-        // Tells connections waiting for a request (no answer to finish) to close at once.
+        // Tells connections waiting for a request (no answer to finish) to close at once, and
+        // those answering one to close once it is answered.
         let (drain, draining) = tokio::sync::watch::channel(false);
         let mut connections = JoinSet::new();
         let mut until = std::pin::pin!(until);
@@ -161,14 +160,24 @@ impl Connections {
                 self.config.idle_timeout,
             ));
             let io = TokioIo::new(WatchedStream::new(stream, state.clone()));
-            let connection = graceful.watch(
-                builder.serve_connection(io, TrackedService::new(service.clone(), state.clone())),
-            );
+            let connection = builder
+                .serve_connection(io, TrackedService::new(service.clone(), state.clone()))
+                // A WebSocket (OpenEnv's `/ws`) takes the connection over after its `101`.
+                .with_upgrades();
             let draining = draining.clone();
             connections.spawn(async move {
                 let _permit = permit;
+                let mut connection = std::pin::pin!(connection);
+                let mut stop = draining.clone();
+                let served = async {
+                    tokio::select! {
+                        served = connection.as_mut() => return served,
+                        _ = stop.wait_for(|stop| *stop) => connection.as_mut().graceful_shutdown(),
+                    }
+                    connection.await
+                };
                 tokio::select! {
-                    served = connection => {
+                    served = served => {
                         if let Err(error) = served {
                             tracing::debug!(%error, "connection ended with an error");
                         }
@@ -182,10 +191,8 @@ impl Connections {
         drop(listener);
         let _ = drain.send(true);
         let deadline = self.config.shutdown_timeout;
-        if tokio::time::timeout(deadline, graceful.shutdown())
-            .await
-            .is_err()
-        {
+        let finished = async { while connections.join_next().await.is_some() {} };
+        if tokio::time::timeout(deadline, finished).await.is_err() {
             tracing::info!(
                 "requests still running {deadline:?} after shutdown began; closing their connections"
             );

@@ -1,0 +1,318 @@
+//! OpenEnv sessions and the episode operations behind every OpenEnv route.
+//!
+//! An OpenEnv session is what a client holds between resets: a WebSocket connection, or a
+//! session made with JSON-RPC `openenv/session/create` (which a WebSocket may then attach to
+//! with `?session_id=`). It runs at most one episode at a time, an ordinary hub episode; a
+//! reset closes the previous one. Operations on a session run one at a time.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::wire::{self, Action, DoorError, ResetParams};
+use crate::env::Environment;
+use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::task::Split;
+
+/// Starts an episode of `env` from reset parameters; answers the reset envelope and the id.
+pub async fn start(
+    hub: &Hub,
+    env: &Arc<dyn Environment>,
+    params: ResetParams,
+) -> Result<(Value, Arc<str>), DoorError> {
+    let task = match params.index {
+        Some(index) => {
+            let split = params.split.unwrap_or(hub.settings().default_split);
+            Some(task_at(env.as_ref(), split, index)?)
+        }
+        None => params.task,
+    };
+    let created = hub
+        .create(CreateEpisode {
+            env: Some(env.name().to_owned()),
+            task,
+            seed: params.seed,
+            split: params.split,
+            options: params.options,
+        })
+        .await?;
+    let prompt = hub.prompt(&created.id).await?;
+    let envelope = wire::reset_envelope(&created, prompt, params.episode_id.as_deref());
+    Ok((envelope, created.id.into()))
+}
+
+/// The task at `index` in a split's task list.
+fn task_at(env: &dyn Environment, split: Split, index: usize) -> Result<String, DoorError> {
+    let ids = env.tasks().ids(split);
+    ids.get(index).cloned().ok_or_else(|| {
+        DoorError::Invalid(format!(
+            "index {index} is out of range: the {split} split of {} has {} tasks (indices 0 to {})",
+            env.name(),
+            ids.len(),
+            ids.len().saturating_sub(1)
+        ))
+    })
+}
+
+/// Runs one action on an episode of `env` (none yet: only `list_tools` works).
+pub async fn step(
+    hub: &Hub,
+    env: &Arc<dyn Environment>,
+    episode: Option<&str>,
+    action: Action,
+) -> Result<Value, DoorError> {
+    let status = match episode {
+        Some(id) => Some(episode_of(hub, env.as_ref(), id)?.status()),
+        None => None,
+    };
+    match action {
+        Action::ListTools { .. } => Ok(wire::list_tools_envelope(env.as_ref(), status.as_ref())),
+        Action::CallTool {
+            tool_name,
+            arguments,
+            ..
+        } => {
+            let (Some(id), Some(status)) = (episode, status) else {
+                return Err(DoorError::NoEpisode);
+            };
+            match hub
+                .step(id, &tool_name, arguments.unwrap_or_default())
+                .await
+            {
+                Ok(step) => Ok(wire::call_envelope(&tool_name, &step)),
+                Err(error @ HubError::UnknownTool { .. }) => Ok(wire::call_error_envelope(
+                    &tool_name,
+                    "tool_not_found",
+                    error.to_string(),
+                    &status,
+                )),
+                Err(error) => Err(error.into()),
+            }
+        }
+    }
+}
+
+/// OpenEnv's state of an episode of `env` (or of none).
+pub fn state(hub: &Hub, env: &dyn Environment, episode: Option<&str>) -> Result<Value, DoorError> {
+    let status = match episode {
+        Some(id) => Some(episode_of(hub, env, id)?.status()),
+        None => None,
+    };
+    Ok(wire::state(env, status.as_ref()))
+}
+
+/// A live episode that belongs to `env`.
+fn episode_of(
+    hub: &Hub,
+    env: &dyn Environment,
+    id: &str,
+) -> Result<Arc<crate::store::EpisodeSlot>, DoorError> {
+    let slot = hub.episode(id)?;
+    if slot.env.name() != env.name() {
+        return Err(DoorError::Invalid(format!(
+            "episode {id:?} is a {} episode, not a {} one; use /{}/step",
+            slot.env.name(),
+            env.name(),
+            slot.env.name()
+        )));
+    }
+    Ok(slot)
+}
+
+/// One OpenEnv session: an environment and the episode it runs now.
+pub struct Session {
+    id: Arc<str>,
+    env: Arc<dyn Environment>,
+    /// Held by each operation, so they run one at a time and in order.
+    running: tokio::sync::Mutex<()>,
+    episode: Mutex<Option<Arc<str>>>,
+    /// Whether a WebSocket is attached (at most one may be).
+    attached: AtomicBool,
+    /// A close was asked for while a WebSocket was attached; it happens when it detaches.
+    close_pending: AtomicBool,
+    touched: Mutex<Instant>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("env", &self.env.name())
+            .field("episode", &self.episode())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Session {
+    /// A session of `env` with no episode yet.
+    pub fn new(env: Arc<dyn Environment>) -> Arc<Self> {
+        Arc::new(Self {
+            id: uuid::Uuid::new_v4().simple().to_string().into(),
+            env,
+            running: tokio::sync::Mutex::new(()),
+            episode: Mutex::new(None),
+            attached: AtomicBool::new(false),
+            close_pending: AtomicBool::new(false),
+            touched: Mutex::new(Instant::now()),
+        })
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &Arc<str> {
+        &self.id
+    }
+
+    /// The environment.
+    pub fn env(&self) -> &Arc<dyn Environment> {
+        &self.env
+    }
+
+    /// The episode it runs now.
+    pub fn episode(&self) -> Option<Arc<str>> {
+        lock(&self.episode).clone()
+    }
+
+    fn touch(&self) {
+        *lock(&self.touched) = Instant::now();
+    }
+
+    /// Closes the current episode (if any) and starts a new one.
+    pub async fn reset(&self, hub: &Hub, params: ResetParams) -> Result<Value, DoorError> {
+        let _running = self.running.lock().await;
+        self.touch();
+        self.end_episode(hub).await;
+        let (envelope, id) = start(hub, &self.env, params).await?;
+        *lock(&self.episode) = Some(id);
+        Ok(envelope)
+    }
+
+    /// Runs one action on the current episode.
+    pub async fn step(&self, hub: &Hub, action: Action) -> Result<Value, DoorError> {
+        let _running = self.running.lock().await;
+        self.touch();
+        let episode = self.episode();
+        step(hub, &self.env, episode.as_deref(), action).await
+    }
+
+    /// The current episode's state.
+    pub fn state(&self, hub: &Hub) -> Result<Value, DoorError> {
+        self.touch();
+        let episode = self.episode();
+        state(hub, self.env.as_ref(), episode.as_deref())
+    }
+
+    /// Closes the current episode, stopping a call that runs on it.
+    pub async fn end_episode(&self, hub: &Hub) {
+        let episode = lock(&self.episode).take();
+        if let Some(id) = episode {
+            // Already gone (deleted, reaped): nothing to close.
+            let _ = hub.delete(&id).await;
+        }
+    }
+
+    /// Marks a WebSocket as attached; false when one already is.
+    pub fn attach(&self) -> bool {
+        self.touch();
+        !self.attached.swap(true, Ordering::SeqCst)
+    }
+
+    /// Marks the WebSocket as gone; true when a close was asked for meanwhile.
+    pub fn detach(&self) -> bool {
+        self.touch();
+        self.attached.store(false, Ordering::SeqCst);
+        self.close_pending.load(Ordering::SeqCst)
+    }
+
+    /// How long since it was last used, unless a WebSocket holds it.
+    fn idle_for(&self) -> Option<std::time::Duration> {
+        (!self.attached.load(Ordering::SeqCst)).then(|| lock(&self.touched).elapsed())
+    }
+}
+
+/// The sessions made with `openenv/session/create` on one hub.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+}
+
+/// What closing a session did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closed {
+    /// It is gone.
+    Now,
+    /// A WebSocket holds it; it goes when that detaches.
+    Pending,
+}
+
+impl Sessions {
+    /// Makes a session of `env`. Sessions idle past the hub's TTL are forgotten first (their
+    /// episodes are the hub reaper's); past the episode limit, none is made.
+    pub fn create(&self, hub: &Hub, env: Arc<dyn Environment>) -> Result<Arc<Session>, HubError> {
+        let ttl = hub.settings().idle_ttl;
+        let limit = hub.settings().max_episodes;
+        let mut map = lock(&self.map);
+        map.retain(|_, session| session.idle_for().is_none_or(|idle| idle < ttl));
+        if map.len() >= limit {
+            return Err(HubError::Full(limit));
+        }
+        let session = Session::new(env);
+        map.insert(session.id.clone(), session.clone());
+        Ok(session)
+    }
+
+    /// A session by id.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.map).get(id).cloned()
+    }
+
+    /// Closes a session and its episode, or marks it to close when its WebSocket detaches.
+    pub async fn close(&self, hub: &Hub, id: &str) -> Option<Closed> {
+        let session = {
+            let mut map = lock(&self.map);
+            let session = map.get(id)?.clone();
+            if session.attached.load(Ordering::SeqCst) {
+                session.close_pending.store(true, Ordering::SeqCst);
+                return Some(Closed::Pending);
+            }
+            map.remove(id);
+            session
+        };
+        // Closing the episode first stops a call running on it; then once the session's
+        // operations are done, whatever a reset running meanwhile started.
+        session.end_episode(hub).await;
+        let _running = session.running.lock().await;
+        session.end_episode(hub).await;
+        Some(Closed::Now)
+    }
+
+    /// Forgets a session whose close was pending (its WebSocket has closed its episode).
+    pub fn forget(&self, id: &str) {
+        lock(&self.map).remove(id);
+    }
+}
+
+/// The hub's session registry. Doors keep their own state; this finds it from the hub, for
+/// the routes and for the `/<env>/mcp` middleware alike.
+pub fn sessions_of(hub: &Arc<Hub>) -> Arc<Sessions> {
+    /// Each live hub with its sessions.
+    type Registry = Vec<(Weak<Hub>, Arc<Sessions>)>;
+    static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Default::default);
+    let mut registry = lock(&REGISTRY);
+    registry.retain(|(owner, _)| owner.strong_count() > 0);
+    if let Some((_, sessions)) = registry
+        .iter()
+        .find(|(owner, _)| std::ptr::eq(owner.as_ptr(), Arc::as_ptr(hub)))
+    {
+        return sessions.clone();
+    }
+    let sessions = Arc::new(Sessions::default());
+    registry.push((Arc::downgrade(hub), sessions.clone()));
+    sessions
+}
