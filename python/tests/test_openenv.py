@@ -498,3 +498,20 @@ def test_websocket_capacity_and_sessions() -> None:
             assert "Unknown session_id" in reply["data"]["message"]
     finally:
         server.stop()
+
+
+def test_an_idle_websocket_is_closed_with_its_episode() -> None:
+    server = Server("wordle", "--idle-ttl", "1")
+    try:
+        url = server.url.replace("http://", "ws://") + "/wordle/ws"
+        with ws_connect(url) as ws:
+            episode = ask(ws, {"type": "reset"})["data"]["metadata"]["episode_id"]
+            # Nothing sent for longer than --idle-ttl: the server says why and closes.
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=60)
+            assert closed.value.rcvd is not None
+            assert closed.value.rcvd.code == 1001
+            assert "idle" in closed.value.rcvd.reason
+        server.wait_gone(episode)
+    finally:
+        server.stop()

@@ -198,6 +198,26 @@ def test_ors_sdk_lists_tasks_and_refuses_bad_calls(server: Server) -> None:
                 session.call_tool("history", {})
 
 
+def test_ors_sdk_sends_its_key_to_a_server_with_a_token() -> None:
+    from ors.client import ORS
+
+    token = "s3cret-ors-key"
+    server = Server("wordle", "--token", token)
+    try:
+        # ORS clients carry the key as X-API-Key, which the server takes as its token.
+        with (
+            ORS(base_url=server.url, api_key=token) as client,
+            client.environment("wordle").session(split="train", index=0) as session,
+        ):
+            output = session.call_tool("guess", {"word": "crane"})
+            assert output.metadata["turn"] == 1
+        refused = httpx.get(f"{server.url}/list_environments", headers={"X-API-Key": "wrong"})
+        assert refused.status_code == 401
+        assert "X-API-Key" in refused.json()["error"]
+    finally:
+        server.close()
+
+
 # ---- openreward ------------------------------------------------------------------------------
 
 

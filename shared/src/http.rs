@@ -320,7 +320,7 @@ async fn guard(State(options): State<Arc<HttpOptions>>, request: Request, next: 
     {
         let mut response = json_error(
             StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token: send the header Authorization: Bearer <token>",
+            "missing or wrong bearer token: send the header Authorization: Bearer <token> (or X-API-Key: <token>)",
         );
         response
             .headers_mut()
@@ -383,9 +383,13 @@ fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     }
 }
 
-/// Whether the request carries `Authorization: Bearer <token>` (the scheme in any case).
+/// Whether the request carries `Authorization: Bearer <token>` (the scheme in any case), or
+/// `X-API-Key: <token>` (how ORS clients send their key).
 fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    bearer_token(headers).is_some_and(|given| constant_time_eq(given, token))
+    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    bearer_token(headers)
+        .or(api_key)
+        .is_some_and(|given| constant_time_eq(given, token))
 }
 
 async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
@@ -619,5 +623,10 @@ mod tests {
         assert!(!bearer_matches(&headers, "s3cre"));
         headers.insert(header::AUTHORIZATION, "bearer s3cret".parse().unwrap());
         assert!(bearer_matches(&headers, "s3cret"));
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", "s3cret".parse().unwrap());
+        assert!(bearer_matches(&headers, "s3cret"));
+        headers.insert("x-api-key", "wrong".parse().unwrap());
+        assert!(!bearer_matches(&headers, "s3cret"));
     }
 }

@@ -294,8 +294,23 @@ async fn websocket(
         .ok()
         .and_then(|Query(mut query)| query.remove("session_id"))
         .filter(|id| !id.is_empty());
+    // An upgraded connection leaves the server's connection limit; this bound keeps sockets
+    // from piling up (a full hub still answers each reset with CAPACITY_REACHED, as OpenEnv
+    // clients expect).
+    let limit = hub.settings().max_episodes.saturating_mul(2).max(64);
+    let Some(slot) = sessions.open_socket(limit) else {
+        return detail(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{limit} WebSockets are open, the most this server keeps (twice --max-episodes); close one and retry"
+            ),
+        );
+    };
     upgrade
         .max_message_size(ws::FRAME_LIMIT)
         .max_frame_size(ws::FRAME_LIMIT)
-        .on_upgrade(move |socket| ws::serve(socket, hub, env, sessions, session_id))
+        .on_upgrade(move |socket| async move {
+            let _slot = slot;
+            ws::serve(socket, hub, env, sessions, session_id).await;
+        })
 }

@@ -6,7 +6,7 @@
 //! reset closes the previous one. Operations on a session run one at a time.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Instant;
 
@@ -240,6 +240,19 @@ impl Session {
 #[derive(Debug, Default)]
 pub struct Sessions {
     map: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// WebSockets open now. An upgraded connection leaves the server's connection limit, so
+    /// the door holds its own.
+    sockets: AtomicUsize,
+}
+
+/// One open WebSocket's place in [`Sessions`]; freed when dropped.
+#[derive(Debug)]
+pub struct SocketSlot(Arc<Sessions>);
+
+impl Drop for SocketSlot {
+    fn drop(&mut self) {
+        self.0.sockets.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// What closing a session did.
@@ -252,6 +265,16 @@ pub enum Closed {
 }
 
 impl Sessions {
+    /// A place for one more WebSocket, unless `limit` are open.
+    pub fn open_socket(self: &Arc<Self>, limit: usize) -> Option<SocketSlot> {
+        self.sockets
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < limit).then_some(open + 1)
+            })
+            .ok()
+            .map(|_| SocketSlot(self.clone()))
+    }
+
     /// Makes a session of `env`. Sessions idle past the hub's TTL are forgotten first (their
     /// episodes are the hub reaper's); past the episode limit, none is made.
     pub fn create(&self, hub: &Hub, env: Arc<dyn Environment>) -> Result<Arc<Session>, HubError> {

@@ -122,6 +122,8 @@ async fn run(
 ) -> Option<BoxFuture<'static, Value>> {
     let mut queue: VecDeque<Message> = VecDeque::new();
     let mut running: Option<BoxFuture<'static, Value>> = None;
+    // A socket that says nothing for the hub's idle TTL is closed, as its episode would be.
+    let idle_ttl = hub.settings().idle_ttl;
     loop {
         if running.is_none()
             && let Some(message) = queue.pop_front()
@@ -161,6 +163,14 @@ async fn run(
                 if send(socket, &reply).await.is_err() {
                     return None;
                 }
+            }
+            () = tokio::time::sleep(idle_ttl), if running.is_none() && queue.is_empty() => {
+                let frame = CloseFrame {
+                    code: close_code::AWAY,
+                    reason: format!("idle for {} s (--idle-ttl)", idle_ttl.as_secs()).into(),
+                };
+                let _ = socket.send(Message::Close(Some(frame))).await;
+                return None;
             }
         }
     }
