@@ -754,45 +754,22 @@ async fn a_game_played_through_the_step_route() {
     let id = created["id"].as_str().unwrap().to_owned();
     let call_url = server.url(&format!("/episodes/{id}/call"));
 
-    let prompt: Value = http()
-        .get(server.url(&format!("/episodes/{id}/prompt")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let prompt = server.get_json(&format!("/episodes/{id}/prompt")).await;
     assert!(
         prompt["prompt"].as_str().unwrap().contains("guess(word)"),
         "{prompt}"
     );
-    let tools: Value = http()
-        .get(server.url("/tools?env=wordle"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["guess", "history"]);
+    let tools = server.get_json("/tools?env=wordle").await;
+    assert_eq!(tool_names(&tools), ["guess", "history"]);
 
     let mut sum = 0.0;
     for word in ["xqzvb", "crane", "serif"] {
-        let step: Value = http()
-            .post(&call_url)
-            .json(&json!({"tool": "guess", "arguments": {"word": word}}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let step = json_body(
+            http()
+                .post(&call_url)
+                .json(&json!({"tool": "guess", "arguments": {"word": word}})),
+        )
+        .await;
         assert_eq!(step["episode"], json!(id));
         assert_eq!(step["is_error"], word == "xqzvb", "{step}");
         assert_eq!(step["done"], word == "serif", "{step}");
@@ -805,21 +782,13 @@ async fn a_game_played_through_the_step_route() {
     assert_eq!(status["turn"], 3);
 
     // Once done, a call is refused and pays nothing.
-    let frozen: Value = http()
-        .post(&call_url)
-        .json(&json!({"tool": "history"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let frozen = json_body(http().post(&call_url).json(&json!({"tool": "history"}))).await;
     assert_eq!(
         (frozen["is_error"].clone(), frozen["reward"].clone()),
         (json!(true), json!(0.0))
     );
 
-    for (body, expected) in [
+    let refusals = [
         (json!({"tool": "nope"}), "unknown tool \"nope\""),
         (json!({"arguments": {}}), "missing field `tool`"),
         (
@@ -827,31 +796,25 @@ async fn a_game_played_through_the_step_route() {
             "unknown field `extra`",
         ),
         (json!({"tool": "guess", "arguments": [1]}), "send JSON like"),
-    ] {
-        let (status, message) =
-            error_of(http().post(&call_url).json(&body).send().await.unwrap()).await;
-        assert_eq!(status, 400, "{body}");
-        assert!(message.contains(expected), "{body}: {message}");
+    ]
+    .map(|(body, expected)| (http().post(&call_url).json(&body), 400, expected));
+    let elsewhere = [
+        (
+            http()
+                .post(server.url("/episodes/0123/call"))
+                .json(&json!({"tool": "guess"})),
+            404,
+            "unknown episode",
+        ),
+        (
+            http().get(server.url("/tools?env=chess")),
+            400,
+            "unknown environment",
+        ),
+    ];
+    for (request, code, expected) in refusals.into_iter().chain(elsewhere) {
+        let (status, message) = error_of(request.send().await.unwrap()).await;
+        assert_eq!(status, code, "{expected}");
+        assert!(message.contains(expected), "{message}");
     }
-    let (status, message) = error_of(
-        http()
-            .post(server.url("/episodes/0123/call"))
-            .json(&json!({"tool": "guess"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 404);
-    assert!(message.contains("unknown episode"), "{message}");
-    let (status, message) = error_of(
-        http()
-            .get(server.url("/tools?env=chess"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(message.contains("unknown environment"), "{message}");
 }

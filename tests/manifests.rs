@@ -142,14 +142,7 @@ fn http_entries_use_streamable_http() {
 async fn every_tool_schema_is_openai_function_friendly() {
     let server = HttpServer::start(&["serve"]);
     for env in ["wordle", "jupyter", "desktop"] {
-        let body: Value = http()
-            .get(server.url(&format!("/tools?env={env}")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = server.get_json(&format!("/tools?env={env}")).await;
         let tools = body["tools"].as_array().unwrap();
         assert!(!tools.is_empty(), "{env}");
         for tool in tools {

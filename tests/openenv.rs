@@ -12,45 +12,23 @@ use serde_json::{Value, json};
 const GUESSES: [&str; 6] = ["crane", "slate", "pious", "dough", "nymph", "blitz"];
 
 async fn post(server: &HttpServer, path: &str, body: Value) -> (u16, Value) {
-    let response = http()
-        .post(server.url(path))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
+    status_and_json(http().post(server.url(path)).json(&body)).await
 }
 
 async fn post_raw(server: &HttpServer, path: &str, body: &'static str) -> (u16, Value) {
-    let response = http()
-        .post(server.url(path))
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
+    status_and_json(
+        http()
+            .post(server.url(path))
+            .header("content-type", "application/json")
+            .body(body),
+    )
+    .await
 }
 
 async fn get(server: &HttpServer, path: &str) -> (u16, Value) {
     let response = http().get(server.url(path)).send().await.unwrap();
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
-}
-
-/// `mcpgym_episodes_started_total{env="…"}` from `/metrics`.
-async fn started(server: &HttpServer, env: &str) -> u64 {
-    let metrics = server.metrics().await;
-    let prefix = format!("mcpgym_episodes_started_total{{env=\"{env}\"}} ");
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {prefix} in {metrics}"))
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 fn detail(body: &Value) -> &str {
@@ -81,13 +59,8 @@ async fn health_metadata_and_schema_describe_the_environment() {
 
     let (status, schema) = get(&server, "/wordle/schema").await;
     assert_eq!(status, 200);
-    let (_, tools) = get(&server, "/tools?env=wordle").await;
-    let tool_names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let tools = server.get_json("/tools?env=wordle").await;
+    let tool_names = tool_names(&tools);
     let actions = schema["action"]["oneOf"].as_array().unwrap();
     assert_eq!(
         actions[0]["properties"]["type"]["const"], "list_tools",
@@ -118,7 +91,7 @@ async fn health_metadata_and_schema_describe_the_environment() {
 #[tokio::test]
 async fn http_reset_and_step_play_a_game_to_its_end() {
     let server = HttpServer::start(&["wordle"]);
-    let before = started(&server, "wordle").await;
+    let before = server.started("wordle").await;
 
     let (status, reset) = post(
         &server,
@@ -142,7 +115,7 @@ async fn http_reset_and_step_play_a_game_to_its_end() {
     );
     // An ordinary episode: on the control plane and counted.
     assert_eq!(server.status(&id).await["env"], "wordle");
-    assert_eq!(started(&server, "wordle").await, before + 1);
+    assert_eq!(server.started("wordle").await, before + 1);
 
     let step = |action: Value| {
         let body = json!({ "episode_id": id, "action": action });
@@ -233,14 +206,7 @@ async fn http_reset_and_step_play_a_game_to_its_end() {
     assert_eq!(state["return"], status["return"]);
 
     // Every call that reached the environment is in the trajectory.
-    let trajectory = http()
-        .get(server.url(&format!("/episodes/{id}/trajectory")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let trajectory = server.trajectory(&id).await;
     assert_eq!(trajectory.lines().count(), rewards.len(), "{trajectory}");
 }
 
@@ -248,29 +214,18 @@ async fn http_reset_and_step_play_a_game_to_its_end() {
 async fn bad_requests_get_sentences() {
     let server = HttpServer::start(&["wordle"]);
 
-    let (status, body) = post_raw(&server, "/wordle/reset", "{not json").await;
-    assert_eq!(status, 422);
-    assert!(detail(&body).contains("not valid JSON"), "{body}");
-
-    let (status, body) = post(&server, "/wordle/reset", json!({ "taks": "x" })).await;
-    assert_eq!(status, 422);
-    assert!(
-        detail(&body).contains("taks") && detail(&body).contains("reset takes"),
-        "{body}"
-    );
-
-    let (status, body) = post(&server, "/wordle/reset", json!({ "task": "nope" })).await;
-    assert_eq!(status, 422);
-    assert!(detail(&body).contains("unknown task"), "{body}");
-
-    let (status, body) = post(
-        &server,
-        "/wordle/reset",
-        json!({ "split": "test", "index": 1_000_000 }),
-    )
-    .await;
-    assert_eq!(status, 422);
-    assert!(detail(&body).contains("out of range"), "{body}");
+    for (body, expected) in [
+        ("{not json", &["not valid JSON"][..]),
+        (r#"{"taks": "x"}"#, &["taks", "reset takes"]),
+        (r#"{"task": "nope"}"#, &["unknown task"]),
+        (r#"{"split": "test", "index": 1000000}"#, &["out of range"]),
+    ] {
+        let (status, reply) = post_raw(&server, "/wordle/reset", body).await;
+        assert_eq!(status, 422, "{body}");
+        for expected in expected {
+            assert!(detail(&reply).contains(expected), "{reply}");
+        }
+    }
 
     // OpenEnv's task API: split and index pick a task.
     let (_, tasks) = get(&server, "/tasks?env=wordle&split=test").await;
@@ -284,56 +239,39 @@ async fn bad_requests_get_sentences() {
     assert_eq!(body["metadata"]["task"], tasks["tasks"][2]);
     let id = body["metadata"]["episode_id"].as_str().unwrap().to_owned();
 
-    let (status, body) = post(
-        &server,
-        "/wordle/step",
-        json!({ "action": { "type": "list_tools" } }),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(
-        detail(&body).contains("episode_id") && detail(&body).contains("/wordle/ws"),
-        "{body}"
-    );
-
-    let (status, body) = post(
-        &server,
-        "/wordle/step",
-        json!({ "episode_id": id, "action": { "type": "call_tool" } }),
-    )
-    .await;
-    assert_eq!(status, 422);
-    assert!(
-        detail(&body).contains("tool_name") && detail(&body).contains("guess"),
-        "{body}"
-    );
-
-    let (status, body) = post(
-        &server,
-        "/wordle/step",
-        json!({ "episode_id": id, "action": { "type": "dance" } }),
-    )
-    .await;
-    assert_eq!(status, 422);
-    assert!(detail(&body).contains("list_tools"), "{body}");
-
-    let (status, body) = post(
-        &server,
-        "/wordle/step",
-        json!({ "episode_id": id, "action": { "type": "list_tools" }, "verbose": true }),
-    )
-    .await;
-    assert_eq!(status, 422);
-    assert!(detail(&body).contains("verbose"), "{body}");
-
-    let (status, body) = post(
-        &server,
-        "/wordle/step",
-        json!({ "episode_id": "0000", "action": { "type": "list_tools" } }),
-    )
-    .await;
-    assert_eq!(status, 404);
-    assert!(detail(&body).contains("unknown episode"), "{body}");
+    for (body, code, expected) in [
+        (
+            json!({ "action": { "type": "list_tools" } }),
+            400,
+            &["episode_id", "/wordle/ws"][..],
+        ),
+        (
+            json!({ "episode_id": id, "action": { "type": "call_tool" } }),
+            422,
+            &["tool_name", "guess"],
+        ),
+        (
+            json!({ "episode_id": id, "action": { "type": "dance" } }),
+            422,
+            &["list_tools"],
+        ),
+        (
+            json!({ "episode_id": id, "action": { "type": "list_tools" }, "verbose": true }),
+            422,
+            &["verbose"],
+        ),
+        (
+            json!({ "episode_id": "0000", "action": { "type": "list_tools" } }),
+            404,
+            &["unknown episode"],
+        ),
+    ] {
+        let (status, reply) = post(&server, "/wordle/step", body.clone()).await;
+        assert_eq!(status, code, "{body}");
+        for expected in expected {
+            assert!(detail(&reply).contains(expected), "{reply}");
+        }
+    }
 
     let (status, body) = post_raw(&server, "/wordle/step", "").await;
     assert_eq!(status, 422);
@@ -418,7 +356,7 @@ async fn json_rpc_sessions_over_http() {
     let created = rpc(2, "openenv/session/create", json!({})).await;
     let session = created["result"]["session_id"].as_str().unwrap().to_owned();
     // No reset yet: the call says what to do, and no episode starts.
-    let before = started(&server, "wordle").await;
+    let before = server.started("wordle").await;
     let call = rpc(
         3,
         "tools/call",
@@ -432,7 +370,7 @@ async fn json_rpc_sessions_over_http() {
             .contains("reset first"),
         "{call}"
     );
-    assert_eq!(started(&server, "wordle").await, before);
+    assert_eq!(server.started("wordle").await, before);
 
     let closed = rpc(4, "openenv/session/close", json!({ "session_id": session })).await;
     assert_eq!(

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use reqwest::{RequestBuilder, Response};
+use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 
 /// Six allowed guesses (servers/wordle/data/allowed.txt); played in order they end any game.
@@ -52,6 +52,16 @@ async fn stream(request: RequestBuilder) -> Vec<(String, String)> {
     events(&response.text().await.unwrap())
 }
 
+/// `POST <path>` in session `sid`.
+fn post_in(server: &HttpServer, path: &str, sid: &str) -> RequestBuilder {
+    http().post(server.url(path)).header("X-Session-ID", sid)
+}
+
+/// `GET <path>` in session `sid`.
+fn get_in(server: &HttpServer, path: &str, sid: &str) -> RequestBuilder {
+    http().get(server.url(path)).header("X-Session-ID", sid)
+}
+
 /// A session id from `POST /create_session`.
 async fn new_session(server: &HttpServer) -> String {
     let events = stream(http().post(server.url("/create_session"))).await;
@@ -61,10 +71,16 @@ async fn new_session(server: &HttpServer) -> String {
     events[0].1.clone()
 }
 
-/// A sentence-bearing ORS error: its status and `detail`.
-async fn detail(response: Response) -> (u16, String) {
-    let status = response.status().as_u16();
-    let body: Value = response.json().await.unwrap();
+/// Sends a `POST /create`, which must succeed: its JSON body.
+async fn created(request: RequestBuilder) -> Value {
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+/// Sends `request`, answered with a sentence-bearing ORS error: its status and `detail`.
+async fn detail(request: RequestBuilder) -> (u16, String) {
+    let (status, body) = status_and_json(request).await;
     (
         status,
         body["detail"].as_str().unwrap_or_default().to_owned(),
@@ -73,13 +89,7 @@ async fn detail(response: Response) -> (u16, String) {
 
 /// `POST <path>` with a session and a JSON body: `task_id`, then the `RunToolOutput`.
 async fn call(server: &HttpServer, path: &str, sid: &str, body: Value) -> (String, Value) {
-    let events = stream(
-        http()
-            .post(server.url(path))
-            .header("X-Session-ID", sid)
-            .json(&body),
-    )
-    .await;
+    let events = stream(post_in(server, path, sid).json(&body)).await;
     assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[0].0, "task_id");
     assert_eq!(events[1].0, "end", "{events:?}");
@@ -89,50 +99,38 @@ async fn call(server: &HttpServer, path: &str, sid: &str, body: Value) -> (Strin
     )
 }
 
-fn started(metrics: &str, env: &str) -> u64 {
-    let prefix = format!("mcpgym_episodes_started_total{{env=\"{env}\"}} ");
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .map_or(0, |v| v.parse().unwrap())
+/// `POST <path>` calling `tool` with `input` in session `sid`: the `RunToolOutput`.
+async fn call_tool(server: &HttpServer, path: &str, sid: &str, tool: &str, input: Value) -> Value {
+    call(server, path, sid, json!({"name": tool, "input": input}))
+        .await
+        .1
+}
+
+/// The episode a successful `RunToolOutput` belongs to.
+fn episode_of(result: &Value) -> String {
+    result["output"]["metadata"]["episode_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no episode in {result}"))
+        .to_owned()
 }
 
 #[tokio::test]
 async fn environments_splits_and_tasks() {
     let server = HttpServer::start(&["wordle"]);
-    let get = |path: &str| http().get(server.url(path)).send();
-    let post = |path: &str, body: Value| http().post(server.url(path)).json(&body).send();
+    let post = |path: &str, body: Value| http().post(server.url(path)).json(&body);
+    let post_json = |path: &str, body: Value| json_body(post(path, body));
 
+    assert_eq!(server.get_json("/health").await, json!({"status": "ok"}));
     assert_eq!(
-        get("/health").await.unwrap().json::<Value>().await.unwrap(),
-        json!({"status": "ok"})
-    );
-    assert_eq!(
-        get("/list_environments")
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap(),
+        server.get_json("/list_environments").await,
         json!(["wordle"])
     );
     assert_eq!(
-        get("/wordle/splits")
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap(),
+        server.get_json("/wordle/splits").await,
         json!([{"name": "train", "type": "train"}, {"name": "test", "type": "test"}])
     );
-    let tools: Value = get("/wordle/tools").await.unwrap().json().await.unwrap();
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["guess", "history"]);
+    let tools = server.get_json("/wordle/tools").await;
+    assert_eq!(tool_names(&tools), ["guess", "history"]);
     let guess = &tools["tools"][0];
     assert_eq!(
         guess.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -141,129 +139,78 @@ async fn environments_splits_and_tasks() {
     assert_eq!(guess["input_schema"]["required"], json!(["word"]));
 
     // Tasks are their ids only, in the control plane's order.
-    let ids: Value = get("/tasks?env=wordle&split=test")
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ids = server.get_json("/tasks?env=wordle&split=test").await;
     let ids = ids["tasks"].as_array().unwrap().clone();
-    let tasks: Value = post("/wordle/tasks", json!({"split": "test"}))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tasks = post_json("/wordle/tasks", json!({"split": "test"})).await;
     assert_eq!(tasks["env_name"], "wordle");
     let listed: Vec<Value> = ids.iter().map(|id| json!({ "id": id })).collect();
     assert_eq!(tasks["tasks"], json!(listed));
-    let count: Value = post("/wordle/num_tasks", json!({"split": "test"}))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let count = post_json("/wordle/num_tasks", json!({"split": "test"})).await;
     assert_eq!(count, json!({"num_tasks": ids.len()}));
-    let last: Value = post("/wordle/task", json!({"split": "test", "index": -1}))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let last = post_json("/wordle/task", json!({"split": "test", "index": -1})).await;
     assert_eq!(
         last,
         json!({"task": {"id": ids.last().unwrap()}, "env_name": "wordle"})
     );
-    let range: Value = post(
+    let range = post_json(
         "/wordle/task_range",
         json!({"split": "test", "start": 1, "stop": 3}),
     )
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    .await;
     assert_eq!(range["tasks"], json!(listed[1..3]));
 
     // The bare paths openreward uses serve the only environment.
-    let bare: Value = post("/tasks", json!({"split": "test"}))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let bare = post_json("/tasks", json!({"split": "test"})).await;
     assert_eq!(bare, tasks);
 
     // Bad requests say what was wrong.
-    let (status, text) = detail(
-        post("/wordle/tasks", json!({"split": "dev"}))
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("Invalid split \"dev\""), "{text}");
-    let (status, text) = detail(
-        post("/wordle/task", json!({"split": "test", "index": 100_000}))
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("Invalid index 100000"), "{text}");
-    let (status, text) = detail(
-        post("/wordle/task", json!({"split": "test"}))
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("missing field `index`"), "{text}");
-    assert!(text.contains("send JSON like"), "{text}");
+    for (path, body, expected) in [
+        (
+            "/wordle/tasks",
+            json!({"split": "dev"}),
+            &["Invalid split \"dev\""][..],
+        ),
+        (
+            "/wordle/task",
+            json!({"split": "test", "index": 100_000}),
+            &["Invalid index 100000"],
+        ),
+        (
+            "/wordle/task",
+            json!({"split": "test"}),
+            &["missing field `index`", "send JSON like"],
+        ),
+    ] {
+        let (status, text) = detail(post(path, body)).await;
+        assert_eq!(status, 400);
+        for expected in expected {
+            assert!(text.contains(expected), "{text}");
+        }
+    }
 }
 
 #[tokio::test]
 async fn a_wordle_game_through_ors_pays_what_the_episode_returns() {
     let server = HttpServer::start(&["wordle"]);
-    let before = started(&server.metrics().await, "wordle");
+    let before = server.started("wordle").await;
     let sid = new_session(&server).await;
     // ors-sdk's body (with secrets) and openreward's (with toolset_name and X-Secrets) are
     // both accepted.
-    let created = http()
-        .post(server.url("/create"))
-        .header("X-Session-ID", &sid)
-        .header("X-Secrets", "e30=")
-        .json(&json!({"split": "train", "index": 5, "secrets": {"k": "v"}, "toolset_name": null}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), 200);
-    assert_eq!(
-        created.json::<Value>().await.unwrap(),
-        json!({ "sid": sid })
-    );
-    assert_eq!(started(&server.metrics().await, "wordle"), before + 1);
+    let created = created(
+        post_in(&server, "/create", &sid)
+            .header("X-Secrets", "e30=")
+            .json(
+                &json!({"split": "train", "index": 5, "secrets": {"k": "v"}, "toolset_name": null}),
+            ),
+    )
+    .await;
+    assert_eq!(created, json!({ "sid": sid }));
+    assert_eq!(server.started("wordle").await, before + 1);
 
-    let prompt: Value = http()
-        .get(server.url("/wordle/prompt"))
-        .header("X-Session-ID", &sid)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let prompt = json_body(get_in(&server, "/wordle/prompt", &sid)).await;
     assert_eq!(prompt[0]["type"], "text");
     assert!(prompt[0]["text"].as_str().unwrap().contains("Wordle"));
-    let tools: Value = http()
-        .get(server.url("/wordle/task_tools"))
-        .header("X-Session-ID", &sid)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tools = json_body(get_in(&server, "/wordle/task_tools", &sid)).await;
     assert_eq!(tools["tools"].as_array().unwrap().len(), 2);
 
     let mut rewards = 0.0;
@@ -271,11 +218,12 @@ async fn a_wordle_game_through_ors_pays_what_the_episode_returns() {
     let mut finished = false;
     let mut calls = 0;
     for word in GUESSES {
-        let (_, result) = call(
+        let result = call_tool(
             &server,
             "/wordle/call",
             &sid,
-            json!({"name": "guess", "input": {"word": word}}),
+            "guess",
+            json!({"word": word}),
         )
         .await;
         assert_eq!(result["ok"], true, "{result}");
@@ -288,10 +236,7 @@ async fn a_wordle_game_through_ors_pays_what_the_episode_returns() {
                 .contains(&word.to_uppercase())
         );
         rewards += output["reward"].as_f64().unwrap();
-        episode = output["metadata"]["episode_id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        episode = episode_of(&result);
         calls += 1;
         assert_eq!(output["metadata"]["turn"], calls);
         if output["finished"] == true {
@@ -305,65 +250,29 @@ async fn a_wordle_game_through_ors_pays_what_the_episode_returns() {
     assert_eq!(status["task"], "train-0005");
     assert!((status["return"].as_f64().unwrap() - rewards).abs() < 1e-9);
     // The same steps are in the episode's trajectory.
-    let trajectory = http()
-        .get(server.url(&format!("/episodes/{episode}/trajectory")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(trajectory.lines().count(), calls);
+    assert_eq!(server.trajectory(&episode).await.lines().count(), calls);
 
     // After the end, tools are not run.
-    let (_, after) = call(
-        &server,
-        "/wordle/call",
-        &sid,
-        json!({"name": "history", "input": {}}),
-    )
-    .await;
+    let after = call_tool(&server, "/wordle/call", &sid, "history", json!({})).await;
     assert_eq!(after["ok"], false);
     assert_eq!(after["reason"], "episode_finished");
 
     assert_eq!(
-        http()
-            .post(server.url("/ping"))
-            .header("X-Session-ID", &sid)
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap(),
+        json_body(post_in(&server, "/ping", &sid)).await,
         json!({"status": "ok"})
     );
     // Deleting the session closes its episode.
-    let deleted: Value = http()
-        .post(server.url("/delete"))
-        .header("X-Session-ID", &sid)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(deleted, json!({ "sid": sid }));
+    assert_eq!(
+        json_body(post_in(&server, "/delete", &sid)).await,
+        json!({ "sid": sid })
+    );
     let gone = http()
         .get(server.url(&format!("/episodes/{episode}")))
         .send()
         .await
         .unwrap();
     assert_eq!(gone.status(), 404);
-    let (status, text) = detail(
-        http()
-            .post(server.url("/ping"))
-            .header("X-Session-ID", &sid)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, text) = detail(post_in(&server, "/ping", &sid)).await;
     assert_eq!(status, 404);
     assert!(text.contains("POST /create"), "{text}");
 }
@@ -380,83 +289,66 @@ async fn refusals_resume_and_bad_requests() {
         if let Some(sid) = sid {
             request = request.header("X-Session-ID", sid);
         }
-        request.send()
+        request
     };
 
-    let (status, text) = detail(
-        create(None, r#"{"split": "train", "index": 0}"#)
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("X-Session-ID header is required"), "{text}");
-    let (status, text) = detail(create(Some(&sid), "{not json").await.unwrap()).await;
-    assert_eq!(status, 400);
-    assert!(text.contains("not a valid session request"), "{text}");
-    let (status, text) = detail(create(Some(&sid), "{}").await.unwrap()).await;
-    assert_eq!(status, 400);
-    assert!(
-        text.contains("either task_spec or both split and index"),
-        "{text}"
-    );
-    let (status, text) = detail(
-        create(Some(&sid), r#"{"task_spec": {"id": "nope"}}"#)
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("unknown task \"nope\""), "{text}");
-    let (status, text) = detail(
-        create(Some(&sid), r#"{"task_spec": {"answer": "crane"}}"#)
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("task_spec is not a task"), "{text}");
-    let (status, text) = detail(
-        create(
+    for (sid, body, code, expected) in [
+        (
+            None,
+            r#"{"split": "train", "index": 0}"#,
+            400,
+            "X-Session-ID header is required",
+        ),
+        (Some(&sid), "{not json", 400, "not a valid session request"),
+        (
+            Some(&sid),
+            "{}",
+            400,
+            "either task_spec or both split and index",
+        ),
+        (
+            Some(&sid),
+            r#"{"task_spec": {"id": "nope"}}"#,
+            400,
+            "unknown task \"nope\"",
+        ),
+        (
+            Some(&sid),
+            r#"{"task_spec": {"answer": "crane"}}"#,
+            400,
+            "task_spec is not a task",
+        ),
+        (
             Some(&sid),
             r#"{"env_name": "chess", "split": "train", "index": 0}"#,
-        )
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 404);
-    assert!(text.contains("unknown environment \"chess\""), "{text}");
-    let (status, text) = detail(
-        create(Some(&sid), r#"{"split": "train", "index": -999999}"#)
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("Invalid index -999999"), "{text}");
+            404,
+            "unknown environment \"chess\"",
+        ),
+        (
+            Some(&sid),
+            r#"{"split": "train", "index": -999999}"#,
+            400,
+            "Invalid index -999999",
+        ),
+    ] {
+        let (status, text) = detail(create(sid.map(String::as_str), body)).await;
+        assert_eq!(status, code, "{body}");
+        assert!(text.contains(expected), "{text}");
+    }
 
     // None of those started an episode or a session.
-    assert_eq!(started(&server.metrics().await, "wordle"), 0);
-    let (status, _) = detail(
-        http()
-            .get(server.url("/wordle/prompt"))
-            .header("X-Session-ID", &sid)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    assert_eq!(server.started("wordle").await, 0);
+    let (status, _) = detail(get_in(&server, "/wordle/prompt", &sid)).await;
     assert_eq!(status, 404);
 
     let body = r#"{"task_spec": {"id": "train-0001", "seed": 3}, "env_name": "wordle"}"#;
-    assert_eq!(create(Some(&sid), body).await.unwrap().status(), 200);
-    let (status, text) = detail(create(Some(&sid), body).await.unwrap()).await;
+    created(create(Some(&sid), body)).await;
+    let (status, text) = detail(create(Some(&sid), body)).await;
     assert_eq!(status, 400);
     assert!(text.contains("Session already exists"), "{text}");
 
     // Refused calls: an unknown tool, arguments that do not fit the schema, a non-object.
-    let (_, result) = call(&server, "/call", &sid, json!({"name": "gues", "input": {}})).await;
+    let result = call_tool(&server, "/call", &sid, "gues", json!({})).await;
     assert_eq!(result["ok"], false);
     assert_eq!(result["reason"], "not_found");
     assert!(
@@ -471,13 +363,7 @@ async fn refusals_resume_and_bad_requests() {
         json!({"word": "crane", "x": 1}),
         json!([1]),
     ] {
-        let (_, result) = call(
-            &server,
-            "/wordle/call",
-            &sid,
-            json!({"name": "guess", "input": input}),
-        )
-        .await;
+        let result = call_tool(&server, "/wordle/call", &sid, "guess", input.clone()).await;
         assert_eq!(result["ok"], false, "{input}");
         assert_eq!(result["reason"], "input_validation", "{input}");
         assert!(
@@ -499,10 +385,7 @@ async fn refusals_resume_and_bad_requests() {
     assert_eq!(result["ok"], true);
     assert_eq!(result["output"]["metadata"]["is_error"], true);
     assert_eq!(result["output"]["finished"], false);
-    let episode = result["output"]["metadata"]["episode_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let episode = episode_of(&result);
     let status = server.status(&episode).await;
     assert_eq!(
         (status["task"].as_str(), status["seed"].as_u64()),
@@ -522,9 +405,7 @@ async fn refusals_resume_and_bad_requests() {
     assert_eq!((again, resumed), (task_id, result));
     assert_eq!(server.status(&episode).await["turn"], 1);
     let events = stream(
-        http()
-            .post(server.url("/wordle/call"))
-            .header("X-Session-ID", &sid)
+        post_in(&server, "/wordle/call", &sid)
             .json(&json!({"name": "guess", "input": {}, "task_id": "0123"})),
     )
     .await;
@@ -533,52 +414,33 @@ async fn refusals_resume_and_bad_requests() {
     assert!(events[0].1.contains("unknown task_id"), "{events:?}");
 
     // Bad call requests.
-    let (status, text) = detail(
-        http()
-            .post(server.url("/wordle/call"))
-            .json(&json!({"name": "guess", "input": {"word": "crane"}}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("X-Session-ID header is required"), "{text}");
-    let (status, text) = detail(
-        http()
-            .post(server.url("/wordle/call"))
-            .header("X-Session-ID", "no-such-session")
-            .json(&json!({"name": "guess", "input": {"word": "crane"}}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 404);
-    assert!(text.contains("no session \"no-such-session\""), "{text}");
-    let (status, text) = detail(
-        http()
-            .post(server.url("/wordle/call"))
-            .header("X-Session-ID", &sid)
-            .json(&json!({"input": {"word": "crane"}}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("not a valid tool call"), "{text}");
-    let (status, _) = detail(
-        http()
-            .post(server.url("/wordle/call"))
-            .header("X-Session-ID", &sid)
-            .body(vec![0xff, 0xfe])
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 400);
+    let crane = json!({"name": "guess", "input": {"word": "crane"}});
+    for (request, code, expected) in [
+        (
+            http().post(server.url("/wordle/call")).json(&crane),
+            400,
+            "X-Session-ID header is required",
+        ),
+        (
+            post_in(&server, "/wordle/call", "no-such-session").json(&crane),
+            404,
+            "no session \"no-such-session\"",
+        ),
+        (
+            post_in(&server, "/wordle/call", &sid).json(&json!({"input": {"word": "crane"}})),
+            400,
+            "not a valid tool call",
+        ),
+        (
+            post_in(&server, "/wordle/call", &sid).body(vec![0xff, 0xfe]),
+            400,
+            "",
+        ),
+    ] {
+        let (status, text) = detail(request).await;
+        assert_eq!(status, code, "{text}");
+        assert!(text.contains(expected), "{text}");
+    }
 }
 
 #[tokio::test]
@@ -587,109 +449,51 @@ async fn several_environments_bind_sessions_by_path_or_deployment() {
     let post = |path: &str| http().post(server.url(path));
 
     assert_eq!(
-        http()
-            .get(server.url("/list_environments"))
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap(),
+        server.get_json("/list_environments").await,
         json!(["desktop", "jupyter", "wordle"])
     );
     // A bare path cannot tell which environment is meant, unless X-Deployment says.
-    let (status, text) = detail(
-        post("/tasks")
-            .json(&json!({"split": "train"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, text) = detail(post("/tasks").json(&json!({"split": "train"}))).await;
     assert_eq!(status, 400);
     assert!(
         text.contains("several environments (desktop, jupyter, wordle)"),
         "{text}"
     );
-    let tasks: Value = post("/tasks")
-        .header("X-Deployment", "someone/wordle")
-        .json(&json!({"split": "train"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tasks = json_body(
+        post("/tasks")
+            .header("X-Deployment", "someone/wordle")
+            .json(&json!({"split": "train"})),
+    )
+    .await;
     assert_eq!(tasks["env_name"], "wordle");
-    let tools: Value = http()
-        .get(server.url("/tools"))
-        .header("X-Session-ID", "any")
-        .header("X-Deployment", "jupyter")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(
-        tools["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "final_answer")
-    );
+    let tools = json_body(get_in(&server, "/tools", "any").header("X-Deployment", "jupyter")).await;
+    assert!(tool_names(&tools).contains(&"final_answer"));
     // The control plane's GET /tools is unchanged for its own clients.
-    let control: Value = http()
-        .get(server.url("/tools?env=wordle"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let control = server.get_json("/tools?env=wordle").await;
     assert_eq!(control["env"], "wordle");
 
     // ors-sdk's /create for split and index names no environment: the session's first
     // /<env>/ request binds it.
-    let before = started(&server.metrics().await, "wordle");
+    let before = server.started("wordle").await;
     let sid = new_session(&server).await;
-    let created = post("/create")
-        .header("X-Session-ID", &sid)
-        .json(&json!({"split": "test", "index": 0}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), 200);
-    assert_eq!(started(&server.metrics().await, "wordle"), before);
-    let (_, result) = call(
+    created(post_in(&server, "/create", &sid).json(&json!({"split": "test", "index": 0}))).await;
+    assert_eq!(server.started("wordle").await, before);
+    let result = call_tool(
         &server,
         "/wordle/call",
         &sid,
-        json!({"name": "guess", "input": {"word": "crane"}}),
+        "guess",
+        json!({"word": "crane"}),
     )
     .await;
     assert_eq!(result["ok"], true, "{result}");
-    assert_eq!(started(&server.metrics().await, "wordle"), before + 1);
-    let episode = result["output"]["metadata"]["episode_id"].as_str().unwrap();
-    assert_eq!(server.status(episode).await["task"], "test-0000");
+    assert_eq!(server.started("wordle").await, before + 1);
+    let episode = episode_of(&result);
+    assert_eq!(server.status(&episode).await["task"], "test-0000");
     // Its bare paths go to its own environment; another environment's are refused.
-    let (_, bare) = call(
-        &server,
-        "/call",
-        &sid,
-        json!({"name": "history", "input": {}}),
-    )
-    .await;
+    let bare = call_tool(&server, "/call", &sid, "history", json!({})).await;
     assert_eq!(bare["output"]["metadata"]["episode_id"], episode);
-    let (status, text) = detail(
-        http()
-            .get(server.url("/jupyter/prompt"))
-            .header("X-Session-ID", &sid)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, text) = detail(get_in(&server, "/jupyter/prompt", &sid)).await;
     assert_eq!(status, 400);
     assert!(
         text.contains("this session plays wordle, not jupyter"),
@@ -703,25 +507,10 @@ async fn several_environments_bind_sessions_by_path_or_deployment() {
         .await
         .unwrap();
     assert_eq!(deleted.status(), 204);
-    let (status, text) = detail(
-        http()
-            .get(server.url("/wordle/prompt"))
-            .header("X-Session-ID", &sid)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, text) = detail(get_in(&server, "/wordle/prompt", &sid)).await;
     assert_eq!(status, 410);
     assert!(text.contains("unknown episode"), "{text}");
-    let (status, _) = detail(
-        post("/ping")
-            .header("X-Session-ID", &sid)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = detail(post_in(&server, "/ping", &sid)).await;
     assert_eq!(status, 404);
 }
 
@@ -732,40 +521,21 @@ async fn idle_sessions_are_dropped_with_their_episodes_and_pings_keep_them() {
         let server = &server;
         async move {
             let sid = new_session(server).await;
-            let created = http()
-                .post(server.url("/create"))
-                .header("X-Session-ID", &sid)
-                .json(&json!({"split": "train", "index": index}))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(created.status(), 200);
-            let (_, result) = call(
-                server,
-                "/wordle/call",
-                &sid,
-                json!({"name": "history", "input": {}}),
+            created(
+                post_in(server, "/create", &sid).json(&json!({"split": "train", "index": index})),
             )
             .await;
-            let episode = result["output"]["metadata"]["episode_id"]
-                .as_str()
-                .unwrap()
-                .to_owned();
-            (sid, episode)
+            let result = call_tool(server, "/wordle/call", &sid, "history", json!({})).await;
+            (sid, episode_of(&result))
         }
     };
-    let ping = |sid: String| {
-        http()
-            .post(server.url("/ping"))
-            .header("X-Session-ID", sid)
-            .send()
-    };
+    let ping = |sid: &str| post_in(&server, "/ping", sid).send();
     let (kept, kept_episode) = start(0).await;
     let (idle, idle_episode) = start(1).await;
     // Pinged well within the TTL, one session outlives several TTLs; the other is dropped.
     let mut dropped = false;
     for _ in 0..50 {
-        assert_eq!(ping(kept.clone()).await.unwrap().status(), 200);
+        assert_eq!(ping(&kept).await.unwrap().status(), 200);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         let episode = http()
             .get(server.url(&format!("/episodes/{idle_episode}")))
@@ -779,22 +549,23 @@ async fn idle_sessions_are_dropped_with_their_episodes_and_pings_keep_them() {
     }
     assert!(dropped, "the idle session's episode was closed");
     for _ in 0..50 {
-        if ping(idle.clone()).await.unwrap().status() == 404 {
+        if ping(&idle).await.unwrap().status() == 404 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    assert_eq!(ping(idle).await.unwrap().status(), 404);
+    assert_eq!(ping(&idle).await.unwrap().status(), 404);
     // Past three TTLs, the pinged session still plays.
     for _ in 0..15 {
-        assert_eq!(ping(kept.clone()).await.unwrap().status(), 200);
+        assert_eq!(ping(&kept).await.unwrap().status(), 200);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    let (_, result) = call(
+    let result = call_tool(
         &server,
         "/wordle/call",
         &kept,
-        json!({"name": "guess", "input": {"word": "crane"}}),
+        "guess",
+        json!({"word": "crane"}),
     )
     .await;
     assert_eq!(result["output"]["metadata"]["episode_id"], kept_episode);

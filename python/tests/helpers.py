@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from mcpgym import AsyncEpisode, Episode, Step, binary_path
+from mcpgym import AsyncEpisode, Episode, Server, Step, binary_path
 
 REPO = Path(__file__).resolve().parents[2]
 """The repository root."""
@@ -44,6 +45,27 @@ def metric(url: str, name: str, token: str | None = None, **labels: str) -> floa
         if found == wanted:
             return float(match.group(3))
     return 0.0
+
+
+def started(server: Server, env: str) -> float:
+    """`mcpgym_episodes_started_total{env=…}` on `server`."""
+    return metric(server.url, "mcpgym_episodes_started_total", server.token, env=env)
+
+
+def episode_status(server: Server, episode_id: str) -> dict[str, Any]:
+    """`GET /episodes/{id}` on `server`, which must answer 200."""
+    response = httpx.get(f"{server.url}/episodes/{episode_id}", timeout=60)
+    assert response.status_code == 200, response.text
+    status: dict[str, Any] = response.json()
+    return status
+
+
+def wait_gone(server: Server, episode_id: str) -> None:
+    """Waits (generously) until `server` has closed the episode: `GET /episodes/{id}` is 404."""
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{server.url}/episodes/{episode_id}", timeout=60).status_code != 404:
+        assert time.monotonic() < deadline, f"episode {episode_id} still open"
+        time.sleep(0.05)
 
 
 def wordle_feedback(answer: str, guess: str) -> list[str]:

@@ -11,114 +11,41 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import re
 import shutil
 import struct
-import subprocess
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from helpers import WORDLE_GUESSES, episode_status, started, wait_gone
 from openenv import GenericEnvClient
 from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
 from openenv.core.mcp_client import MCPToolClient
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-REPO = Path(__file__).resolve().parents[2]
-GUESSES = ("crane", "slate", "pious", "dough", "nymph", "blitz")
-"""Six allowed guesses; played in order they end any game."""
+from mcpgym import Server
+
 ROLLOUTS = 8
 SHAPED = {"reward": "shaped"}
 """Wordle's shaped reward pays most steps, so the sums compared below are not all zeros."""
 
-
-def binary() -> str:
-    """The binary under test: `MCPGYM_BINARY`, else the checkout's debug build."""
-    return os.environ.get("MCPGYM_BINARY") or str(REPO / "target" / "debug" / "mcpgym")
-
-
-class Server:
-    """`mcpgym <args> --http 127.0.0.1:0`, stopped with SIGTERM on exit."""
-
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [binary(), *args, "--http", "127.0.0.1:0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stderr is not None
-        self.url = ""
-        for line in self.process.stderr:
-            match = re.match(r"mcpgym: listening on (http://\S+)", line)
-            if match:
-                self.url = match.group(1)
-                break
-        if not self.url:
-            raise RuntimeError(f"mcpgym exited before listening: {self.process.wait()}")
-        # Keep draining stderr so the server never blocks on a full pipe.
-        threading.Thread(target=self.process.stderr.read, daemon=True).start()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def episode(self, episode_id: str) -> httpx.Response:
-        return httpx.get(f"{self.url}/episodes/{episode_id}", timeout=60)
-
-    def started(self, env: str) -> float:
-        """`mcpgym_episodes_started_total{env=…}`."""
-        text = httpx.get(f"{self.url}/metrics", timeout=60).text
-        match = re.search(
-            rf'^mcpgym_episodes_started_total\{{env="{env}"\}} (\S+)$', text, re.MULTILINE
-        )
-        assert match, text
-        return float(match.group(1))
-
-    def wait_gone(self, episode_id: str) -> None:
-        """Waits (generously) until the episode has been closed."""
-        deadline = time.monotonic() + 30
-        while self.episode(episode_id).status_code != 404:
-            assert time.monotonic() < deadline, f"episode {episode_id} still open"
-            time.sleep(0.05)
-
-
-@pytest.fixture(scope="module")
-def wordle() -> Iterator[Server]:
-    server = Server("wordle")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def serve() -> Iterator[Server]:
-    server = Server("serve")
-    yield server
-    server.stop()
+Rollout = tuple[str, list[float], dict[str, Any]]
+"""One rollout's episode id, the rewards the client saw, and the episode's status after it."""
 
 
 def guess(word: str) -> dict[str, Any]:
     return {"type": "call_tool", "tool_name": "guess", "arguments": {"word": word}}
 
 
-def check_rollouts(
-    server: Server, before: float, results: list[tuple[str, list[float], dict[str, Any]]]
-) -> None:
+def check_rollouts(server: Server, before: float, results: list[Rollout]) -> None:
     """Eight distinct episodes, eight started, each finished with rewards summing to its return;
     closing the client closed the episode."""
-    assert server.started("wordle") - before == ROLLOUTS
+    assert started(server, "wordle") - before == ROLLOUTS
     episodes = {episode for episode, _, _ in results}
     assert len(episodes) == ROLLOUTS
     for episode, rewards, status in results:
@@ -126,13 +53,13 @@ def check_rollouts(
         assert status["done"] is True, status
         assert sum(rewards) == pytest.approx(status["return"], abs=1e-9), (rewards, status)
         assert any(r != 0 for r in rewards), rewards
-        server.wait_gone(episode)
+        wait_gone(server, episode)
 
 
 # --- GenericEnvClient -------------------------------------------------------------------
 
 
-async def generic_rollout(server: Server, seed: int) -> tuple[str, list[float], dict[str, Any]]:
+async def generic_rollout(server: Server, seed: int) -> Rollout:
     async with GenericEnvClient(base_url=f"{server.url}/wordle") as env:
         result = await env.reset(seed=seed, options=SHAPED)
         episode = result.metadata["episode_id"]
@@ -145,7 +72,7 @@ async def generic_rollout(server: Server, seed: int) -> tuple[str, list[float], 
         assert result.observation["result"]["is_error"] is True
         assert result.observation["error"] is None
         rewards.append(result.reward)
-        for word in GUESSES:
+        for word in WORDLE_GUESSES:
             result = await env.step(guess(word))
             assert result.observation["result"]["is_error"] is False, result.observation
             assert result.metadata["episode_id"] == episode
@@ -156,21 +83,27 @@ async def generic_rollout(server: Server, seed: int) -> tuple[str, list[float], 
         state = await env.state()
         assert state["episode_id"] == episode
         assert state["step_count"] == len(rewards)
-        async with httpx.AsyncClient() as http:
-            status = (await http.get(f"{server.url}/episodes/{episode}", timeout=60)).json()
+        status = await asyncio.to_thread(episode_status, server, episode)
         return episode, rewards, status
 
 
-async def test_generic_client_async_rollouts_are_separate_episodes(wordle: Server) -> None:
-    before = wordle.started("wordle")
-    results = await asyncio.gather(*(generic_rollout(wordle, seed) for seed in range(ROLLOUTS)))
-    check_rollouts(wordle, before, list(results))
+async def check_concurrent_rollouts(
+    server: Server, rollout: Callable[[Server, int], Awaitable[Rollout]]
+) -> None:
+    """Runs `ROLLOUTS` of `rollout` at once, then checks them with `check_rollouts`."""
+    before = started(server, "wordle")
+    results = await asyncio.gather(*(rollout(server, seed) for seed in range(ROLLOUTS)))
+    check_rollouts(server, before, list(results))
+
+
+async def test_generic_client_async_rollouts_are_separate_episodes(wordle_server: Server) -> None:
+    await check_concurrent_rollouts(wordle_server, generic_rollout)
 
 
 # --- MCPToolClient ----------------------------------------------------------------------
 
 
-async def mcp_rollout(server: Server, seed: int) -> tuple[str, list[float], dict[str, Any]]:
+async def mcp_rollout(server: Server, seed: int) -> Rollout:
     async with MCPToolClient(base_url=f"{server.url}/wordle") as env:
         result = await env.reset(seed=seed, options=SHAPED)
         episode = result.metadata["episode_id"]
@@ -179,14 +112,16 @@ async def mcp_rollout(server: Server, seed: int) -> tuple[str, list[float], dict
         assert all(tool.input_schema.get("type") == "object" for tool in tools)
         rewards: list[float] = []
         # A step over the WebSocket: OpenEnv's typed CallToolObservation.
-        step = await env.step(CallToolAction(tool_name="guess", arguments={"word": GUESSES[0]}))
+        step = await env.step(
+            CallToolAction(tool_name="guess", arguments={"word": WORDLE_GUESSES[0]})
+        )
         assert isinstance(step.observation, CallToolObservation)
         assert step.observation.error is None
         assert step.observation.result["content"][0]["type"] == "text"
         rewards.append(step.reward)
         done = step.done
         # Then call_tool over JSON-RPC on the same episode: the observation, reward and done.
-        for word in GUESSES[1:]:
+        for word in WORDLE_GUESSES[1:]:
             if done:
                 break
             out = await env.call_tool("guess", word=word)
@@ -201,21 +136,20 @@ async def mcp_rollout(server: Server, seed: int) -> tuple[str, list[float], dict
             await env.call_tool("shout")
         state = await env.state()
         assert state.episode_id == episode and state.step_count == len(rewards)
-        async with httpx.AsyncClient() as http:
-            status = (await http.get(f"{server.url}/episodes/{episode}", timeout=60)).json()
+        status = await asyncio.to_thread(episode_status, server, episode)
         return episode, rewards, status
 
 
-async def test_mcp_tool_client_async_rollouts_are_separate_episodes(wordle: Server) -> None:
-    before = wordle.started("wordle")
-    results = await asyncio.gather(*(mcp_rollout(wordle, seed) for seed in range(ROLLOUTS)))
-    check_rollouts(wordle, before, list(results))
+async def test_mcp_tool_client_async_rollouts_are_separate_episodes(
+    wordle_server: Server,
+) -> None:
+    await check_concurrent_rollouts(wordle_server, mcp_rollout)
 
 
 # --- sync wrappers ----------------------------------------------------------------------
 
 
-def sync_rollout(server: Server, seed: int) -> tuple[str, list[float], dict[str, Any]]:
+def sync_rollout(server: Server, seed: int) -> Rollout:
     """Half the rollouts with GenericEnvClient().sync(), half with MCPToolClient().sync()."""
     base = f"{server.url}/wordle"
     rewards: list[float] = []
@@ -223,33 +157,33 @@ def sync_rollout(server: Server, seed: int) -> tuple[str, list[float], dict[str,
         with GenericEnvClient(base_url=base).sync() as env:
             result = env.reset(seed=seed, options=SHAPED)
             episode = result.metadata["episode_id"]
-            for word in GUESSES:
+            for word in WORDLE_GUESSES:
                 result = env.step(guess(word))
                 rewards.append(result.reward)
                 if result.done:
                     break
             assert result.done
-            status = server.episode(episode).json()
+            status = episode_status(server, episode)
     else:
         with MCPToolClient(base_url=base).sync() as env:
             result = env.reset(seed=seed, options=SHAPED)
             episode = result.metadata["episode_id"]
             assert "guess" in {tool.name for tool in env.list_tools()}
-            for word in GUESSES:
+            for word in WORDLE_GUESSES:
                 out = env.call_tool("guess", word=word)
                 rewards.append(out["reward"])
                 if out["done"]:
                     break
             assert out["done"]
-            status = server.episode(episode).json()
+            status = episode_status(server, episode)
     return episode, rewards, status
 
 
-def test_sync_clients_in_threads_are_separate_episodes(wordle: Server) -> None:
-    before = wordle.started("wordle")
+def test_sync_clients_in_threads_are_separate_episodes(wordle_server: Server) -> None:
+    before = started(wordle_server, "wordle")
     with ThreadPoolExecutor(ROLLOUTS) as pool:
-        results = list(pool.map(lambda seed: sync_rollout(wordle, seed), range(ROLLOUTS)))
-    check_rollouts(wordle, before, results)
+        results = list(pool.map(lambda seed: sync_rollout(wordle_server, seed), range(ROLLOUTS)))
+    check_rollouts(wordle_server, before, results)
 
 
 # --- Jupyter and desktop ----------------------------------------------------------------
@@ -271,10 +205,10 @@ SOLVE = (
 
 
 @needs_jail
-def test_jupyter_rollout_pays_the_right_answer(serve: Server) -> None:
+def test_jupyter_rollout_pays_the_right_answer(serve_server: Server) -> None:
     # Pings every half second while a cell sleeps for six: the socket must keep answering.
     client = GenericEnvClient(
-        base_url=f"{serve.url}/jupyter",
+        base_url=f"{serve_server.url}/jupyter",
         message_timeout_s=300,
         websocket_ping_interval_s=0.5,
         websocket_ping_timeout_s=3,
@@ -306,15 +240,15 @@ def test_jupyter_rollout_pays_the_right_answer(serve: Server) -> None:
         rewards.append(result.reward)
         assert result.done is True
         assert result.reward > 0
-        status = serve.episode(episode).json()
+        status = episode_status(serve_server, episode)
     assert status["done"] is True
     assert sum(rewards) == pytest.approx(status["return"], abs=1e-9)
-    serve.wait_gone(episode)
+    wait_gone(serve_server, episode)
 
 
 @needs_jail
-def test_disconnect_stops_a_running_step_and_closes_its_episode(serve: Server) -> None:
-    url = serve.url.replace("http://", "ws://") + "/jupyter/ws"
+def test_disconnect_stops_a_running_step_and_closes_its_episode(serve_server: Server) -> None:
+    url = ws_url(serve_server, "jupyter")
     with ws_connect(url) as ws:
         reply = ask(ws, {"type": "reset", "data": {"task": "jupyter-train-000"}})
         episode = reply["data"]["metadata"]["episode_id"]
@@ -334,7 +268,7 @@ def test_disconnect_stops_a_running_step_and_closes_its_episode(serve: Server) -
         time.sleep(2)  # let the cell start running
     # The connection is gone: the cell is stopped and the episode closed, far sooner than the
     # cell would end (or reach its timeout).
-    serve.wait_gone(episode)
+    wait_gone(serve_server, episode)
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -344,8 +278,8 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 @needs_display
-async def test_desktop_rollout_screenshot_arrives_as_an_image(serve: Server) -> None:
-    async with MCPToolClient(base_url=f"{serve.url}/desktop", message_timeout_s=300) as env:
+async def test_desktop_rollout_screenshot_arrives_as_an_image(serve_server: Server) -> None:
+    async with MCPToolClient(base_url=f"{serve_server.url}/desktop", message_timeout_s=300) as env:
         result = await env.reset(task="desktop-train-000")
         episode = result.metadata["episode_id"]
         names = {tool.name for tool in await env.list_tools()}
@@ -367,13 +301,18 @@ async def test_desktop_rollout_screenshot_arrives_as_an_image(serve: Server) -> 
         out = await env.call_tool("terminate", status="failure")
         rewards.append(out["reward"])
         assert out["done"] is True
-        status = serve.episode(episode).json()
+        status = episode_status(serve_server, episode)
     assert status["done"] is True
     assert sum(rewards) == pytest.approx(status["return"], abs=1e-9)
-    serve.wait_gone(episode)
+    wait_gone(serve_server, episode)
 
 
 # --- the WebSocket protocol, raw -------------------------------------------------------
+
+
+def ws_url(server: Server, env: str) -> str:
+    """The OpenEnv WebSocket of `env` on `server`."""
+    return server.url.replace("http://", "ws://") + f"/{env}/ws"
 
 
 def ask(ws: Any, message: Any) -> dict[str, Any]:
@@ -382,8 +321,8 @@ def ask(ws: Any, message: Any) -> dict[str, Any]:
     return reply
 
 
-def test_websocket_answers_each_message_in_order(wordle: Server) -> None:
-    url = wordle.url.replace("http://", "ws://") + "/wordle/ws"
+def test_websocket_answers_each_message_in_order(wordle_server: Server) -> None:
+    url = ws_url(wordle_server, "wordle")
     with ws_connect(url) as ws:
         reply = ask(ws, "{not json")
         assert reply["type"] == "error" and reply["data"]["code"] == "INVALID_JSON"
@@ -440,20 +379,22 @@ def test_websocket_answers_each_message_in_order(wordle: Server) -> None:
         reply = ask(ws, {"type": "reset", "data": {"seed": 12}})
         second = reply["data"]["metadata"]["episode_id"]
         assert second != first
-        wordle.wait_gone(first)
-        assert wordle.episode(second).status_code == 200
+        wait_gone(wordle_server, first)
+        assert episode_status(wordle_server, second)["id"] == second
 
         ws.send(json.dumps({"type": "close"}))
         with pytest.raises(ConnectionClosed):
             ws.recv(timeout=60)
-    wordle.wait_gone(second)
+    wait_gone(wordle_server, second)
 
 
-def test_websocket_disconnect_and_oversized_messages_close_the_episode(wordle: Server) -> None:
-    url = wordle.url.replace("http://", "ws://") + "/wordle/ws"
+def test_websocket_disconnect_and_oversized_messages_close_the_episode(
+    wordle_server: Server,
+) -> None:
+    url = ws_url(wordle_server, "wordle")
     with ws_connect(url) as ws:
         episode = ask(ws, {"type": "reset"})["data"]["metadata"]["episode_id"]
-    wordle.wait_gone(episode)
+    wait_gone(wordle_server, episode)
 
     with ws_connect(url, max_size=None) as ws:
         episode = ask(ws, {"type": "reset"})["data"]["metadata"]["episode_id"]
@@ -466,20 +407,19 @@ def test_websocket_disconnect_and_oversized_messages_close_the_episode(wordle: S
         with pytest.raises((ConnectionClosed, ConnectionResetError)):
             ws.send(json.dumps(guess("a" * (17 * 1024 * 1024))))
             ws.recv(timeout=60)
-    wordle.wait_gone(episode)
+    wait_gone(wordle_server, episode)
 
 
 def test_websocket_capacity_and_sessions() -> None:
-    server = Server("wordle", "--max-episodes", "1")
-    try:
-        url = server.url.replace("http://", "ws://") + "/wordle/ws"
+    with Server("wordle", "--max-episodes", "1") as server:
+        url = ws_url(server, "wordle")
         with ws_connect(url) as first, ws_connect(url) as second:
             held = ask(first, {"type": "reset"})["data"]["metadata"]["episode_id"]
             reply = ask(second, {"type": "reset"})
             assert reply["data"]["code"] == "CAPACITY_REACHED", reply
             assert reply["data"]["max_sessions"] == 1
             assert "maximum of 1 episodes" in reply["data"]["message"]
-        server.wait_gone(held)
+        wait_gone(server, held)
         # A session made over JSON-RPC takes one WebSocket; a second is refused.
         created = httpx.post(
             f"{server.url}/wordle/mcp",
@@ -496,14 +436,11 @@ def test_websocket_capacity_and_sessions() -> None:
             reply = json.loads(unknown.recv(timeout=60))
             assert reply["data"]["code"] == "SESSION_ERROR"
             assert "Unknown session_id" in reply["data"]["message"]
-    finally:
-        server.stop()
 
 
 def test_an_idle_websocket_is_closed_with_its_episode() -> None:
-    server = Server("wordle", "--idle-ttl", "1")
-    try:
-        url = server.url.replace("http://", "ws://") + "/wordle/ws"
+    with Server("wordle", "--idle-ttl", "1") as server:
+        url = ws_url(server, "wordle")
         with ws_connect(url) as ws:
             episode = ask(ws, {"type": "reset"})["data"]["metadata"]["episode_id"]
             # Nothing sent for longer than --idle-ttl: the server says why and closes.
@@ -512,6 +449,4 @@ def test_an_idle_websocket_is_closed_with_its_episode() -> None:
             assert closed.value.rcvd is not None
             assert closed.value.rcvd.code == 1001
             assert "idle" in closed.value.rcvd.reason
-        server.wait_gone(episode)
-    finally:
-        server.stop()
+        wait_gone(server, episode)

@@ -408,3 +408,52 @@ pub async fn read_response(stream: &mut tokio::net::TcpStream) -> String {
         received.extend_from_slice(&buffer[..n]);
     }
 }
+
+/// Sends `request` and reads its body as JSON, whatever its status.
+pub async fn json_body(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+/// Sends `request` and reads its body as text, whatever its status.
+pub async fn text_body(request: reqwest::RequestBuilder) -> String {
+    request.send().await.unwrap().text().await.unwrap()
+}
+
+/// Sends `request`: its status and its body as JSON.
+pub async fn status_and_json(request: reqwest::RequestBuilder) -> (u16, Value) {
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+/// The names in a `{"tools": [{"name": …}, …]}` listing, in order.
+pub fn tool_names(listing: &Value) -> Vec<&str> {
+    listing["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {listing}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
+}
+
+impl HttpServer {
+    /// `GET <path>`'s body as JSON, whatever its status.
+    pub async fn get_json(&self, path: &str) -> Value {
+        json_body(http().get(self.url(path))).await
+    }
+
+    /// `GET /episodes/{id}/trajectory`: the episode's records as JSON Lines.
+    pub async fn trajectory(&self, id: &str) -> String {
+        text_body(http().get(self.url(&format!("/episodes/{id}/trajectory")))).await
+    }
+
+    /// `mcpgym_episodes_started_total{env=…}` from `/metrics`; 0 before the first episode.
+    pub async fn started(&self, env: &str) -> u64 {
+        let prefix = format!("mcpgym_episodes_started_total{{env=\"{env}\"}} ");
+        self.metrics()
+            .await
+            .lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .map_or(0, |v| v.trim().parse().unwrap())
+    }
+}

@@ -14,9 +14,11 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
+
+from mcpgym._closing import Closing
 
 __all__ = [
     "AsyncClient",
@@ -190,7 +192,58 @@ def _unreachable(base_url: str, error: httpx.TransportError) -> McpgymError:
     )
 
 
-class Client:
+_ClientT = TypeVar("_ClientT", "Client", "AsyncClient")
+_EpisodeT = TypeVar("_EpisodeT", bound="_EpisodeBase[Any]")
+
+
+class _EpisodeBase(Generic[_ClientT]):
+    """What `Episode` and `AsyncEpisode` share: the server's description of one episode."""
+
+    id: str
+    """The episode id."""
+    env: str
+    """Its environment."""
+    task: str
+    """Its task id."""
+    seed: int
+    """Its seed."""
+    mcp_url: str
+    """The URL that serves MCP for exactly this episode."""
+    client: _ClientT
+    """The client it was started with."""
+
+    def __init__(
+        self, client: _ClientT, id: str, env: str, task: str, seed: int, mcp_url: str
+    ) -> None:
+        """Binds to an episode the server already started (see `Client.start`)."""
+        self.client = client
+        self.id = id
+        self.env = env
+        self.task = task
+        self.seed = seed
+        self.mcp_url = mcp_url
+        self._closed = False
+
+    @classmethod
+    def _from_json(cls: type[_EpisodeT], client: Any, data: Mapping[str, Any]) -> _EpisodeT:
+        """The episode `POST /episodes` answered with, played through `client`."""
+        return cls(
+            client,
+            str(data["id"]),
+            str(data["env"]),
+            str(data["task"]),
+            int(data["seed"]),
+            client.base_url + str(data.get("mcp_url", f"/episodes/{data['id']}/mcp")),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(id={self.id!r}, env={self.env!r}, task={self.task!r}, "
+            f"seed={self.seed})"
+        )
+
+
+class Client(Closing):
     """A synchronous client for one mcpgym server's control plane."""
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 300.0) -> None:
@@ -276,57 +329,9 @@ class Client:
         """Closes the connections (episodes stay open on the server)."""
         self._http.close()
 
-    def __enter__(self) -> Client:
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class Episode:
+class Episode(Closing, _EpisodeBase["Client"]):
     """One episode on the server, played through its client."""
-
-    id: str
-    """The episode id."""
-    env: str
-    """Its environment."""
-    task: str
-    """Its task id."""
-    seed: int
-    """Its seed."""
-    mcp_url: str
-    """The URL that serves MCP for exactly this episode."""
-    client: Client
-    """The client it was started with."""
-
-    def __init__(self, client: Client, id: str, env: str, task: str, seed: int, mcp_url: str):
-        """Binds to an episode the server already started (see `Client.start`)."""
-        self.client = client
-        self.id = id
-        self.env = env
-        self.task = task
-        self.seed = seed
-        self.mcp_url = mcp_url
-        self._closed = False
-
-    @classmethod
-    def _from_json(cls, client: Client, data: Mapping[str, Any]) -> Episode:
-        return cls(
-            client,
-            str(data["id"]),
-            str(data["env"]),
-            str(data["task"]),
-            int(data["seed"]),
-            client.base_url + str(data.get("mcp_url", f"/episodes/{data['id']}/mcp")),
-        )
-
-    def __repr__(self) -> str:
-        return f"Episode(id={self.id!r}, env={self.env!r}, task={self.task!r}, seed={self.seed})"
 
     def prompt(self) -> str:
         """What the agent is asked: the environment's instructions and the task."""
@@ -356,17 +361,6 @@ class Episode:
         if response.status_code != 404:
             _check(response)
         self._closed = True
-
-    def __enter__(self) -> Episode:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class AsyncClient:
@@ -463,49 +457,8 @@ class AsyncClient:
         await self.close()
 
 
-class AsyncEpisode:
+class AsyncEpisode(_EpisodeBase["AsyncClient"]):
     """One episode on the server, played through its asynchronous client."""
-
-    id: str
-    """The episode id."""
-    env: str
-    """Its environment."""
-    task: str
-    """Its task id."""
-    seed: int
-    """Its seed."""
-    mcp_url: str
-    """The URL that serves MCP for exactly this episode."""
-    client: AsyncClient
-    """The client it was started with."""
-
-    def __init__(
-        self, client: AsyncClient, id: str, env: str, task: str, seed: int, mcp_url: str
-    ) -> None:
-        """Binds to an episode the server already started (see `AsyncClient.start`)."""
-        self.client = client
-        self.id = id
-        self.env = env
-        self.task = task
-        self.seed = seed
-        self.mcp_url = mcp_url
-        self._closed = False
-
-    @classmethod
-    def _from_json(cls, client: AsyncClient, data: Mapping[str, Any]) -> AsyncEpisode:
-        return cls(
-            client,
-            str(data["id"]),
-            str(data["env"]),
-            str(data["task"]),
-            int(data["seed"]),
-            client.base_url + str(data.get("mcp_url", f"/episodes/{data['id']}/mcp")),
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"AsyncEpisode(id={self.id!r}, env={self.env!r}, task={self.task!r}, seed={self.seed})"
-        )
 
     async def prompt(self) -> str:
         """What the agent is asked: the environment's instructions and the task."""

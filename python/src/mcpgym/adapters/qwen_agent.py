@@ -20,12 +20,12 @@ the text, plus images as `ContentItem(image="data:<mime>;base64,...")` when the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 from qwen_agent.llm.schema import ContentItem
 from qwen_agent.tools.base import BaseTool
 
+from mcpgym._closing import Closing
 from mcpgym.adapters._toolcall import function_parameters
 from mcpgym.client import Client, Episode, Step
 
@@ -49,7 +49,7 @@ class McpgymTool(BaseTool):  # type: ignore[misc]
         return items
 
 
-class EpisodeRun:
+class EpisodeRun(Closing):
     """One agent run: its episode, its tools, and what the episode paid."""
 
     def __init__(self, client: Client, episode: Episode, tools: list[dict[str, Any]]) -> None:
@@ -96,17 +96,6 @@ class EpisodeRun:
         """Closes the episode and the connection."""
         self.episode.close()
         self.client.close()
-
-    def __enter__(self) -> EpisodeRun:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def start_episode(
