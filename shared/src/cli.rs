@@ -24,7 +24,7 @@ pub struct CommonArgs {
     pub task: Option<String>,
 
     /// Split to draw tasks from when no task is named.
-    #[arg(long, value_enum, default_value_t = Split::Train)]
+    #[arg(long, default_value_t = Split::Train, value_name = "train|test")]
     pub split: Split,
 
     /// Tool calls allowed per episode; the call that reaches it ends the episode as truncated.

@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use crate::env::{Environment, EpisodeSpec, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
 use crate::metrics::Metrics;
-use crate::rng::random_seed;
 use crate::step::StepRecord;
 use crate::store::{CloseReason, EpisodeSlot, EpisodeStore};
 use crate::task::Split;
@@ -173,6 +172,11 @@ pub enum HubError {
     /// The environment could not start the episode.
     #[error(transparent)]
     Start(#[from] StartError),
+}
+
+/// A fresh seed from the operating system's entropy, for episodes started without one.
+fn random_seed() -> u64 {
+    uuid::Uuid::new_v4().as_u64_pair().0
 }
 
 /// The environments, the episodes and the settings behind every transport.

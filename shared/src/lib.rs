@@ -18,25 +18,20 @@
 //! - [`clip`]: head-and-tail clipping that keeps trajectory records within their budget;
 //! - [`cli`]: the flags every environment shares.
 
+pub use mcpgym_env::{clip, env, progress, reward, rng, schema, task};
+
 pub mod cli;
-pub mod clip;
 pub mod doors;
-pub mod env;
 pub mod episode;
 pub mod http;
 pub mod hub;
 pub mod malformed;
 pub mod mcp;
 pub mod metrics;
-pub mod progress;
-pub mod reward;
-pub mod rng;
-pub mod schema;
 pub mod stateless;
 pub mod stdio;
 pub mod step;
 pub mod store;
-pub mod task;
 pub mod trajectory;
 
 pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};

@@ -26,7 +26,7 @@ use crate::META_EPISODE;
 use crate::env::Environment;
 use crate::episode::step_meta;
 use crate::hub::{CreateEpisode, Hub, HubError};
-use crate::progress::{Reporter, with_reporter};
+use crate::progress::{ProgressSink, Reporter, with_reporter};
 use crate::reward::StepReward;
 
 /// The name of the optional tool that starts a new episode for the session.
@@ -315,10 +315,12 @@ impl ServerHandler for McpHandler {
         }
         // Progress reported while binding (an episode may start here) or calling reaches the
         // client that asked for it.
-        let reporter = context
-            .meta
-            .get_progress_token()
-            .map(|token| Reporter::new(context.peer.clone(), token));
+        let reporter = context.meta.get_progress_token().map(|token| {
+            Arc::new(McpProgress {
+                peer: context.peer.clone(),
+                token,
+            }) as Reporter
+        });
         with_reporter(reporter, async {
             let episode = self.bind(&request, &context).await?;
             let arguments = request.arguments.clone().unwrap_or_default();
@@ -330,5 +332,32 @@ impl ServerHandler for McpHandler {
             Ok(result.into())
         })
         .await
+    }
+}
+
+/// Progress of one MCP call, sent to the client that asked for it with its token.
+struct McpProgress {
+    peer: rmcp::service::Peer<rmcp::RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
+impl ProgressSink for McpProgress {
+    fn notify(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: String,
+    ) -> crate::env::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let mut param =
+                rmcp::model::ProgressNotificationParam::new(self.token.clone(), progress)
+                    .with_message(message);
+            if let Some(total) = total {
+                param = param.with_total(total);
+            }
+            if let Err(error) = self.peer.notify_progress(param).await {
+                tracing::debug!(%error, "cannot send a progress notification");
+            }
+        })
     }
 }

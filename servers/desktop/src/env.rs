@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use mcpgym_shared::reward::Reward;
-use mcpgym_shared::{
+use mcpgym_env::reward::Reward;
+use mcpgym_env::{
     BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, StepOutcome, TaskSet,
 };
 

@@ -34,7 +34,7 @@
 //!   name, F2 renames, Delete asks whether to move to the trash (`~/.local/share/Trash`, Yes
 //!   focused), Ctrl+X / Ctrl+C then Ctrl+V in another folder moves or copies.
 
-use mcpgym_shared::{Split, TaskSet};
+use mcpgym_env::{Split, TaskSet};
 
 use crate::grading::Check;
 
@@ -1249,7 +1249,7 @@ pub fn task(id: &str) -> Option<&'static DesktopTask> {
     CATALOG.iter().find(|t| t.id == id)
 }
 
-/// The ids by split, in catalog order, for [`mcpgym_shared::Environment::tasks`].
+/// The ids by split, in catalog order, for [`mcpgym_env::Environment::tasks`].
 pub fn task_set() -> TaskSet {
     let ids = |split: Split| {
         CATALOG

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use mcpgym_shared::schema::no_arguments;
+use mcpgym_env::schema::no_arguments;
 
 use crate::spaces::{anthropic, openai, qwen3vl};
 

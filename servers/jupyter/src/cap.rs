@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use mcpgym_shared::clip::{ceil_boundary, floor_boundary};
+use mcpgym_env::clip::{ceil_boundary, floor_boundary};
 use serde_json::Value;
 
 use crate::notebook::{CellOutput, StreamName};

@@ -5,7 +5,7 @@
 //! Setups run with the working directory at the home folder, after the prelude in
 //! `prelude.py` (imports of `os`, `json`, `csv`, `math`, and `rng(seed)`, a fixed generator).
 
-use mcpgym_shared::Split;
+use mcpgym_env::Split;
 
 use crate::tasks::{Grader, Task, TaskKind};
 

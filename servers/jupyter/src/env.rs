@@ -21,10 +21,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use mcpgym_shared::env::parse_arguments;
-use mcpgym_shared::progress;
-use mcpgym_shared::schema::{input_schema, no_arguments, output_schema};
-use mcpgym_shared::{
+use mcpgym_env::env::parse_arguments;
+use mcpgym_env::progress;
+use mcpgym_env::schema::{input_schema, no_arguments, output_schema};
+use mcpgym_env::{
     BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome, TaskSet,
 };
 

@@ -258,7 +258,7 @@ fn well_grouped(integer: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use mcpgym_shared::Split;
+    use mcpgym_env::Split;
 
     use super::*;
     use crate::tasks::TaskKind;

@@ -21,7 +21,7 @@
 //! ```
 //! use mcpgym_jupyter::grading::Grading;
 //! use mcpgym_jupyter::tasks::{Grader, JupyterTasks, SANDBOX_HOME, Task, TaskKind};
-//! use mcpgym_shared::Split;
+//! use mcpgym_env::Split;
 //!
 //! let tasks = JupyterTasks::builtin();
 //! assert!(tasks.set().ids(Split::Train).len() >= 30);

@@ -19,7 +19,7 @@
 
 use serde::Deserialize;
 
-use mcpgym_shared::Reward;
+use mcpgym_env::Reward;
 
 /// The most the `steps` and `errors` components can take from one episode together.
 pub const MAX_TOTAL_COST: f64 = 0.5;

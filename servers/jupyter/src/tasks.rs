@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use mcpgym_shared::{Split, TaskSet};
+use mcpgym_env::{Split, TaskSet};
 
 use crate::catalog::catalog;
 use crate::python::setup_program;
@@ -204,7 +204,7 @@ impl JupyterTasks {
         Self { tasks, set }
     }
 
-    /// The ids by split, for [`mcpgym_shared::Environment::tasks`].
+    /// The ids by split, for [`mcpgym_env::Environment::tasks`].
     pub fn set(&self) -> &TaskSet {
         &self.set
     }

@@ -197,7 +197,7 @@ fn a_check_cannot_be_fooled_by_the_answer_or_a_crash() {
     // A check that raises is a failure with a reason, not a crash.
     let crashing = Task::new(
         "x",
-        mcpgym_shared::Split::Train,
+        mcpgym_env::Split::Train,
         task.kind(),
         "p",
         "",

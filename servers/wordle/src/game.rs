@@ -6,8 +6,8 @@ use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use mcpgym_shared::env::parse_arguments;
-use mcpgym_shared::{BoxFuture, EpisodeState, StepOutcome};
+use mcpgym_env::env::parse_arguments;
+use mcpgym_env::{BoxFuture, EpisodeState, StepOutcome};
 
 use crate::feedback::{Mark, score};
 use crate::reward::RewardConfig;
@@ -274,7 +274,6 @@ impl EpisodeState for WordleGame {
 mod tests {
     use super::*;
     use crate::reward::RewardMode;
-    use mcpgym_shared::trajectory::observation_text;
 
     fn game(mode: RewardMode) -> WordleGame {
         let words = Arc::new(WordList::original());
@@ -292,7 +291,7 @@ mod tests {
         let mut g = game(RewardMode::Sparse);
         let first = g.guess(args("PAPER "));
         assert!(!first.is_error);
-        let text = observation_text(&first.content);
+        let text = first.text();
         assert!(
             text.starts_with("PAPER 🟨🟨🟩🟨⬛\n5 guesses left."),
             "{text}"
@@ -301,7 +300,8 @@ mod tests {
         assert!(first.finished.is_none());
         let win = g.guess(args("apple"));
         assert!(
-            observation_text(&win.content).contains("Solved in 2 guesses! The answer was APPLE.")
+            win.text()
+                .contains("Solved in 2 guesses! The answer was APPLE.")
         );
         let terminal = win.finished.unwrap();
         assert_eq!(terminal[0].value, 1.0);
@@ -321,7 +321,7 @@ mod tests {
             a.insert("word".into(), 12.into());
             a
         });
-        assert!(observation_text(&wrong_type.content).contains("Invalid arguments for guess"));
+        assert!(wrong_type.text().contains("Invalid arguments for guess"));
         assert_eq!(g.guesses_left(), 6);
     }
 
@@ -333,7 +333,10 @@ mod tests {
             last = Some(g.guess(args(word)));
         }
         let last = last.unwrap();
-        assert!(observation_text(&last.content).contains("Out of guesses. The answer was APPLE."));
+        assert!(
+            last.text()
+                .contains("Out of guesses. The answer was APPLE.")
+        );
         assert_eq!(last.finished.unwrap()[0].value, 0.0);
         assert!(g.done());
     }

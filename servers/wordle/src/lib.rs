@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use mcpgym_wordle::{Wordle, WordleConfig};
-//! use mcpgym_shared::{Environment, Split};
+//! use mcpgym_env::{Environment, Split};
 //!
 //! let wordle = Wordle::new(WordleConfig::default());
 //! assert_eq!(wordle.name(), "wordle");
@@ -28,8 +28,8 @@ use std::sync::Arc;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde::Deserialize;
 
-use mcpgym_shared::schema::{input_schema, no_arguments, output_schema};
-use mcpgym_shared::{BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, TaskSet};
+use mcpgym_env::schema::{input_schema, no_arguments, output_schema};
+use mcpgym_env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, TaskSet};
 
 pub use game::WordleGame;
 pub use reward::{RewardConfig, RewardMode};

@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use mcpgym_shared::Reward;
+use mcpgym_env::Reward;
 
 use crate::game::MAX_GUESSES;
 

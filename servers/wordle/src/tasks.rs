@@ -3,7 +3,7 @@
 //! A word's split and its place in it depend only on the word itself (a fixed hash), so ids
 //! are the same on every machine and do not follow the list's alphabetical order.
 
-use mcpgym_shared::{Split, TaskSet};
+use mcpgym_env::{Split, TaskSet};
 
 use crate::words::{Word, WordList};
 

@@ -6,34 +6,23 @@
 //! (or outside MCP, e.g. `POST /episodes`), reporting does nothing.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::RoleServer;
-use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::service::Peer;
+use crate::env::BoxFuture;
+
+/// Where the current call's progress goes. The transport that carries a call (MCP, with the
+/// client's progress token) provides one; environments only call [`report`].
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Sends one notification: `progress` so far, out of `total` when known.
+    fn notify(&self, progress: f64, total: Option<f64>, message: String) -> BoxFuture<'_, ()>;
+}
+
+/// The current call's reporter.
+pub type Reporter = Arc<dyn ProgressSink>;
 
 tokio::task_local! {
     static REPORTER: Reporter;
-}
-
-/// Where the current call's progress goes.
-#[derive(Clone)]
-pub struct Reporter {
-    peer: Peer<RoleServer>,
-    token: ProgressToken,
-}
-
-impl std::fmt::Debug for Reporter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reporter").finish_non_exhaustive()
-    }
-}
-
-impl Reporter {
-    /// A reporter for the call that carried `token`.
-    pub fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
-        Self { peer, token }
-    }
 }
 
 /// Runs `future` with `reporter` (if any) as the current call's progress reporter.
@@ -49,14 +38,7 @@ pub async fn report(progress: f64, total: Option<f64>, message: impl Into<String
     let Ok(reporter) = REPORTER.try_with(Reporter::clone) else {
         return;
     };
-    let mut param =
-        ProgressNotificationParam::new(reporter.token, progress).with_message(message.into());
-    if let Some(total) = total {
-        param = param.with_total(total);
-    }
-    if let Err(error) = reporter.peer.notify_progress(param).await {
-        tracing::debug!(%error, "cannot send a progress notification");
-    }
+    reporter.notify(progress, total, message.into()).await;
 }
 
 /// Awaits `future`, reporting "`what`: N s" every `every` while it runs.

@@ -186,6 +186,16 @@ impl StepOutcome {
         self
     }
 
+    /// The observation's text parts, joined by newlines (images and other parts left out).
+    pub fn text(&self) -> String {
+        let parts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
+            .collect();
+        parts.join("\n")
+    }
+
     /// Marks the episode finished, with its terminal reward components.
     pub fn finish(mut self, terminal: Vec<Reward>) -> Self {
         self.finished = Some(terminal);

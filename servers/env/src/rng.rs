@@ -40,11 +40,6 @@ impl EpisodeRng {
     }
 }
 
-/// A fresh seed from the operating system's entropy, for episodes started without one.
-pub fn random_seed() -> u64 {
-    uuid::Uuid::new_v4().as_u64_pair().0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::rng::EpisodeRng;
 
 /// Which part of an environment's tasks an episode is drawn from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Split {
     /// Tasks for training.

@@ -1,0 +1,26 @@
+//! What an mcpgym environment author implements and uses, and nothing of the server.
+//!
+//! An environment implements [`Environment`] (its name, tasks and tools, and how an episode
+//! starts from a task) and [`EpisodeState`] (what each tool does to one episode and what it
+//! pays). The server (`mcpgym-shared`) holds everything else: episodes, turn limits, the
+//! reward ledger, sessions, trajectories, MCP, HTTP and the trainer doors.
+//!
+//! - [`env`]: the two traits, [`StepOutcome`], [`parse_arguments`](env::parse_arguments);
+//! - [`reward`]: named reward components;
+//! - [`task`]: task ids by [`Split`];
+//! - [`schema`]: tool input and output schemas from Rust types;
+//! - [`rng`]: the episode's seeded generator;
+//! - [`progress`]: progress notifications from inside a long tool call;
+//! - [`clip`]: head-and-tail clipping of long text within a budget.
+
+pub mod clip;
+pub mod env;
+pub mod progress;
+pub mod reward;
+pub mod rng;
+pub mod schema;
+pub mod task;
+
+pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
+pub use reward::Reward;
+pub use task::{Split, TaskSet};
