@@ -611,7 +611,7 @@ async fn the_internal_sandbox_service_refuses_anyone_without_its_token() {
     assert_eq!(run.status(), 401);
     let said: Value = run.json().await.unwrap();
     assert!(
-        said["message"].as_str().unwrap().contains("API key"),
+        said["message"].as_str().unwrap().contains("X-Access-Token"),
         "{said}"
     );
     let files = http

@@ -1069,7 +1069,7 @@ async fn a_token_guards_the_service_and_limits_hold() {
         .send()
         .await
         .unwrap();
-    assert_json_error(anonymous, StatusCode::UNAUTHORIZED, "API key").await;
+    assert_json_error(anonymous, StatusCode::UNAUTHORIZED, "X-API-Key").await;
 
     let created: Value = client
         .http

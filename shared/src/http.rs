@@ -27,12 +27,12 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use mcpgym_serve::{Connections, ServeConfig, bearer_token, constant_time_eq};
+use mcpgym_serve::{Connections, Guard, Origins, ServeConfig};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
@@ -188,7 +188,10 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
         .merge(crate::doors::routes(&hub))
         .merge(mcp)
         .merge(episode_mcp)
-        .layer(middleware::from_fn_with_state(Arc::new(options), guard))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(request_guard(&options)),
+            guard,
+        ))
         .with_state(hub);
     (app, end_streams)
 }
@@ -287,47 +290,31 @@ fn reuseport_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListen
 }
 
 /// Host, Origin and token checks, for every route.
-async fn guard(State(options): State<Arc<HttpOptions>>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    if options.loopback_hosts_only {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
-        if !is_loopback_host(host) {
-            return json_error(
-                StatusCode::FORBIDDEN,
-                format!(
-                    "Host {host:?} is not allowed: this server answers loopback names only (localhost, 127.0.0.1, [::1])"
-                ),
-            );
+async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    match guard.check(request.method(), request.uri().path(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => {
+            let mut response = json_error(refusal.status(), refusal.to_string());
+            if let Some(challenge) = refusal.challenge() {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, challenge);
+            }
+            response
         }
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        if !origin_allowed(origin, &options.allow_origins) {
-            return json_error(
-                StatusCode::FORBIDDEN,
-                format!(
-                    "Origin {origin:?} is not allowed; start the server with --allow-origin {origin} to allow it"
-                ),
-            );
-        }
-    }
-    if let Some(token) = &options.token
-        && request.uri().path() != "/healthz"
-        && !bearer_matches(headers, token)
-    {
-        let mut response = json_error(
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token: send the header Authorization: Bearer <token> (or X-API-Key: <token>)",
-        );
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return response;
-    }
-    next.run(request).await
+}
+
+/// The checks `options` ask for: Host names when bound to loopback, browser origins always,
+/// the token on every route but `/healthz`.
+fn request_guard(options: &HttpOptions) -> Guard {
+    Guard::new(options.token.clone())
+        .loopback_hosts_only(options.loopback_hosts_only)
+        .origins(Origins::Listed {
+            also: options.allow_origins.clone(),
+            option: Some("--allow-origin"),
+        })
+        .open_route(None, "/healthz")
 }
 
 /// For `/episodes/{id}/mcp`: 404 for an unknown episode, else tells the handler which one.
@@ -348,48 +335,6 @@ async fn bind_episode_route(
     }
     request.extensions_mut().insert(EpisodeRoute(id.into()));
     next.run(request).await
-}
-
-fn host_name(authority: &str) -> &str {
-    if let Some(rest) = authority.strip_prefix('[') {
-        // [::1]:8000
-        return rest.split(']').next().unwrap_or("");
-    }
-    authority.rsplit_once(':').map_or(authority, |(h, _)| h)
-}
-
-fn is_loopback_name(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn is_loopback_host(host: &str) -> bool {
-    is_loopback_name(host_name(host))
-}
-
-fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
-    let normalized = origin.trim_end_matches('/');
-    if allowed
-        .iter()
-        .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(normalized))
-    {
-        return true;
-    }
-    match normalized.split_once("://") {
-        Some(("http" | "https", authority)) => is_loopback_host(authority),
-        _ => false,
-    }
-}
-
-/// Whether the request carries `Authorization: Bearer <token>` (the scheme in any case), or
-/// `X-API-Key: <token>` (how ORS clients send their key).
-fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    bearer_token(headers)
-        .or(api_key)
-        .is_some_and(|given| constant_time_eq(given, token))
 }
 
 async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
@@ -586,47 +531,5 @@ async fn tools(
     match hub.env(query.env.as_deref()) {
         Ok(env) => Json(json!({ "env": env.name(), "tools": env.tools() })).into_response(),
         Err(error) => hub_error(error),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_hosts() {
-        assert!(is_loopback_host("localhost:8000"));
-        assert!(is_loopback_host("127.0.0.1"));
-        assert!(is_loopback_host("[::1]:9"));
-        assert!(!is_loopback_host("evil.example:8000"));
-        assert!(!is_loopback_host(""));
-    }
-
-    #[test]
-    fn origins() {
-        assert!(origin_allowed("http://localhost:6274", &[]));
-        assert!(origin_allowed("http://127.0.0.1", &[]));
-        assert!(!origin_allowed("https://evil.example", &[]));
-        assert!(!origin_allowed("null", &[]));
-        assert!(origin_allowed(
-            "https://app.example",
-            &["https://app.example/".into()]
-        ));
-    }
-
-    #[test]
-    fn bearer() {
-        let mut headers = HeaderMap::new();
-        assert!(!bearer_matches(&headers, "s3cret"));
-        headers.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
-        assert!(bearer_matches(&headers, "s3cret"));
-        assert!(!bearer_matches(&headers, "s3cre"));
-        headers.insert(header::AUTHORIZATION, "bearer s3cret".parse().unwrap());
-        assert!(bearer_matches(&headers, "s3cret"));
-        let mut headers = HeaderMap::new();
-        headers.insert("x-api-key", "s3cret".parse().unwrap());
-        assert!(bearer_matches(&headers, "s3cret"));
-        headers.insert("x-api-key", "wrong".parse().unwrap());
-        assert!(!bearer_matches(&headers, "s3cret"));
     }
 }

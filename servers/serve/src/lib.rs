@@ -16,9 +16,13 @@
 //!
 //! A request being answered (a long cell, a streamed response) is never timed out here; its
 //! handler bounds it.
+//!
+//! Which requests a server answers at all (Host and Origin allow-lists, its token) is
+//! [`Guard`]'s: one set of rules for every server.
 
 mod auth;
 mod body;
+mod guard;
 mod watch;
 
 use std::convert::Infallible;
@@ -37,6 +41,7 @@ use tokio::task::JoinSet;
 pub use auth::{bearer_token, constant_time_eq};
 pub use body::RequestBody;
 use body::TrackedService;
+pub use guard::{Guard, Origins, Refusal};
 use watch::{ConnState, WatchedStream};
 
 /// Connection limits and timeouts. [`ServeConfig::default`] gives the documented defaults.

@@ -41,7 +41,7 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
-use mcpgym_serve::{Connections, ServeConfig, bearer_token, constant_time_eq};
+use mcpgym_serve::{Connections, Guard, Origins, Refusal, ServeConfig, constant_time_eq};
 use tower::ServiceExt;
 
 use api_error::ApiError;
@@ -134,7 +134,7 @@ struct App {
     registry: Arc<Registry>,
     control: Router,
     data: Router,
-    loopback_only: bool,
+    guard: Guard,
 }
 
 /// Serves on `addr` until `shutdown` resolves, then kills every sandbox. Prints
@@ -293,48 +293,59 @@ fn router(registry: Arc<Registry>, loopback_only: bool) -> Router {
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
         .merge(files);
     let app = Arc::new(App {
+        guard: request_guard(config.token.clone(), loopback_only),
         registry,
         control,
         data,
-        loopback_only,
     });
     Router::new().fallback(dispatch).with_state(app)
 }
 
+/// The Host, Origin and token checks: without a token, a service bound to loopback answers
+/// loopback names and pages only (a token keeps foreign pages out instead); `GET /health` of
+/// the control plane needs no token.
+fn request_guard(token: Option<String>, loopback_only: bool) -> Guard {
+    Guard::new(token)
+        .loopback_hosts_only(loopback_only)
+        .origins(if loopback_only {
+            Origins::loopback()
+        } else {
+            Origins::Any
+        })
+        .open_route(Some(Method::GET), "/health")
+}
+
 /// Sends a request to the control plane or to the sandbox it names.
 async fn dispatch(State(app): State<Arc<App>>, mut request: Request) -> Response {
-    if app.loopback_only
-        && let Some(refusal) = foreign_host_or_origin(request.headers())
-    {
-        return refusal;
+    if let Err(refusal) = app.guard.check_host_and_origin(request.headers()) {
+        return refused(&refusal, refusal.to_string());
     }
-    let token = app.registry.config().token.clone();
     let Some((id, port)) = data_plane_target(request.headers()) else {
-        if let Some(token) = &token
-            && !(request.method() == Method::GET && request.uri().path() == "/health")
-            && !carries_token(request.headers(), token)
+        if let Err(refusal) =
+            app.guard
+                .check_token(request.method(), request.uri().path(), request.headers())
         {
-            return unauthorized();
+            return refused(&refusal, refusal.to_string());
         }
         return app.control.clone().oneshot(request).await.into_response();
     };
     // Without any credential, refuse before the lookup: a 404 would tell who may not know
     // whether a sandbox id exists.
-    if token.as_ref().is_some_and(|token| {
-        !carries_token(request.headers(), token)
-            && !request.headers().contains_key("x-access-token")
-    }) {
-        return unauthorized();
+    if app.guard.has_token()
+        && !app.guard.carries_token(request.headers())
+        && !request.headers().contains_key("x-access-token")
+    {
+        return data_plane_unauthorized();
     }
     let sandbox = match app.registry.get(&id) {
         Ok(sandbox) => sandbox,
         Err(error) => return error.into_response(),
     };
-    if let Some(token) = &token
-        && !carries_token(request.headers(), token)
+    if app.guard.has_token()
+        && !app.guard.carries_token(request.headers())
         && !carries_access_token(request.headers(), &sandbox)
     {
-        return unauthorized();
+        return data_plane_unauthorized();
     }
     if port != INTERPRETER_PORT && port != ENVD_PORT {
         return ApiError::new(
@@ -374,59 +385,6 @@ fn data_plane_target(headers: &HeaderMap) -> Option<(String, u16)> {
     (!id.is_empty()).then(|| (id.to_owned(), port))
 }
 
-/// A 403 when the Host or Origin is not a loopback name: a web page must not reach a local
-/// service without a token through DNS rebinding. `<port>-<id>.localhost` counts as loopback.
-fn foreign_host_or_origin(headers: &HeaderMap) -> Option<Response> {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if !is_loopback_authority(host) {
-        return Some(
-            ApiError::new(
-                StatusCode::FORBIDDEN,
-                format!(
-                    "Host {host:?} is not allowed: without --token this service answers loopback names only (127.0.0.1, localhost, <port>-<id>.localhost)"
-                ),
-            )
-            .into_response(),
-        );
-    }
-    let origin = headers.get(header::ORIGIN)?.to_str().unwrap_or("");
-    let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
-    (!is_loopback_authority(authority)).then(|| {
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            format!("Origin {origin:?} is not allowed: without --token only loopback pages may call this service"),
-        )
-        .into_response()
-    })
-}
-
-fn is_loopback_authority(authority: &str) -> bool {
-    let name = if let Some(rest) = authority.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        authority
-            .rsplit_once(':')
-            .map_or(authority, |(name, _)| name)
-    };
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    name == "localhost"
-        || name.ends_with(".localhost")
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn carries_token(headers: &HeaderMap, token: &str) -> bool {
-    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    [api_key, bearer_token(headers)]
-        .into_iter()
-        .flatten()
-        .any(|given| constant_time_eq(given, token))
-}
-
 fn carries_access_token(headers: &HeaderMap, sandbox: &Sandbox) -> bool {
     headers
         .get("x-access-token")
@@ -434,12 +392,24 @@ fn carries_access_token(headers: &HeaderMap, sandbox: &Sandbox) -> bool {
         .is_some_and(|given| constant_time_eq(given, &sandbox.access_token))
 }
 
-fn unauthorized() -> Response {
-    ApiError::new(
-        StatusCode::UNAUTHORIZED,
-        "missing or wrong API key: send the service's token as X-API-Key (or Authorization: Bearer), or the sandbox's envdAccessToken as X-Access-Token",
+/// A refusal of the guard's, as an E2B error (with its `WWW-Authenticate` challenge).
+fn refused(refusal: &Refusal, message: String) -> Response {
+    let mut response = ApiError::new(refusal.status(), message).into_response();
+    if let Some(challenge) = refusal.challenge() {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
+
+/// The data plane also takes the sandbox's own access token.
+fn data_plane_unauthorized() -> Response {
+    let refusal = Refusal::Token;
+    refused(
+        &refusal,
+        format!("{refusal}, or the sandbox's envdAccessToken as X-Access-Token"),
     )
-    .into_response()
 }
 
 /// `GET /health` of a sandbox: the code interpreter says "OK", envd answers 204.
@@ -476,36 +446,6 @@ async fn method_not_allowed(request: Request) -> Response {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
-
-    #[test]
-    fn loopback_authorities() {
-        for ok in [
-            "127.0.0.1:80",
-            "localhost",
-            "[::1]:9",
-            "49999-iabc.localhost:3000",
-        ] {
-            assert!(is_loopback_authority(ok), "{ok}");
-        }
-        for bad in ["evil.com", "10.0.0.1:80", "localhost.evil.com", ""] {
-            assert!(!is_loopback_authority(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn tokens_come_as_an_api_key_or_a_bearer_in_any_case() {
-        for (name, value) in [
-            ("x-api-key", "s3cret"),
-            ("authorization", "Bearer s3cret"),
-            ("authorization", "bearer s3cret"),
-        ] {
-            let mut headers = HeaderMap::new();
-            headers.insert(name, HeaderValue::from_static(value));
-            assert!(carries_token(&headers, "s3cret"), "{name}: {value}");
-            assert!(!carries_token(&headers, "other"), "{name}: {value}");
-        }
-        assert!(!carries_token(&HeaderMap::new(), "s3cret"));
-    }
 
     #[test]
     fn routes_by_headers_then_host() {
