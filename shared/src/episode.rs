@@ -3,17 +3,17 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject};
+use rmcp::model::{ContentBlock, JsonObject};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::env::{EpisodeState, StepOutcome};
 use crate::reward::{RewardLedger, StepReward};
+use crate::step::StepRecord;
 use crate::trajectory::{
     TrajectoryRecord, TrajectorySink, clipped_arguments, clipped_observation_text,
     clipped_structured,
 };
-use crate::{META_EPISODE, META_STEP};
 
 /// The public state of an episode, as `GET /episodes/{id}` returns it.
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +39,9 @@ pub struct EpisodeStatus {
     pub done: bool,
     /// Whether it ended at the turn limit.
     pub truncated: bool,
+    /// Whether it ended because the environment failed, not because of the agent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
     /// What the environment reveals once done (e.g. `answer`); empty before.
     #[serde(flatten)]
     pub revealed: JsonObject,
@@ -55,6 +58,7 @@ pub struct Episode {
     max_turns: u32,
     done: bool,
     truncated: bool,
+    aborted: bool,
     ledger: RewardLedger,
     state: Option<Box<dyn EpisodeState>>,
     /// One record per tool call.
@@ -88,38 +92,6 @@ pub struct EpisodeHeader {
     pub max_turns: u32,
 }
 
-/// The `_meta` every tool result carries: the episode id, and the step information under
-/// [`META_STEP`].
-pub fn step_meta(
-    episode: &str,
-    turn: u32,
-    paid: &StepReward,
-    return_: f64,
-    done: bool,
-    truncated: bool,
-) -> MetaObject {
-    let components: serde_json::Map<String, Value> = paid
-        .components
-        .iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect();
-    let mut meta = JsonObject::new();
-    meta.insert(META_EPISODE.into(), Value::String(episode.to_owned()));
-    meta.insert(
-        META_STEP.into(),
-        json!({
-            "episode": episode,
-            "turn": turn,
-            "reward": paid.total,
-            "reward_components": components,
-            "return": return_,
-            "done": done,
-            "truncated": truncated,
-        }),
-    );
-    MetaObject(meta)
-}
-
 impl Episode {
     /// A new episode around an environment's freshly started state.
     pub fn new(
@@ -136,6 +108,7 @@ impl Episode {
             max_turns: header.max_turns.max(1),
             done: false,
             truncated: false,
+            aborted: false,
             ledger: RewardLedger::default(),
             state: Some(state),
             trajectory: Vec::new(),
@@ -153,15 +126,16 @@ impl Episode {
         self.done
     }
 
-    /// Runs one tool call through the environment and wraps the result with step information.
-    pub async fn step(&mut self, tool: &str, arguments: JsonObject) -> CallToolResult {
+    /// Runs one tool call through the environment: the observation and what it paid, as the
+    /// typed step record every transport reports.
+    pub async fn step(&mut self, tool: &str, arguments: JsonObject) -> StepRecord {
         let started = Instant::now();
         let Some(state) = self.state.as_mut() else {
-            return self.frozen_result("The episode has been closed; start a new episode.");
+            return self.frozen("The episode has been closed; start a new episode.");
         };
         if self.done {
             let message = state.over_message().to_owned();
-            return self.frozen_result(&message);
+            return self.frozen(&message);
         }
         self.turn += 1;
         // Kept for the record, clipped to its budget (a long cell is not stored twice).
@@ -173,10 +147,16 @@ impl Episode {
             is_error,
             rewards,
             finished,
+            aborted,
         } = outcome;
         let ended_by_env = finished.is_some();
-        let mut paid = self.ledger.pay(rewards, finished);
-        if ended_by_env {
+        let mut paid = self
+            .ledger
+            .pay(rewards, if aborted { None } else { finished });
+        if aborted {
+            self.done = true;
+            self.aborted = true;
+        } else if ended_by_env {
             self.done = true;
         } else if self.turn >= self.max_turns {
             self.done = true;
@@ -208,35 +188,45 @@ impl Episode {
             &paid,
             started,
         );
-        let mut result = if is_error {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        };
-        // Structured content must match the output schema, which describes successes only.
-        if !is_error {
-            result.structured_content = structured;
-        }
-        result.meta = Some(self.step_meta(&paid));
-        result
+        // Structured content describes successes only (it must match the output schema).
+        let structured = if is_error { None } else { structured };
+        self.step_record(content, structured, is_error, &paid)
     }
 
-    fn frozen_result(&self, message: &str) -> CallToolResult {
-        let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
-        result.meta = Some(self.step_meta(&StepReward::default()));
-        result
-    }
-
-    /// The `_meta` of a tool result: the episode id and the step information.
-    fn step_meta(&self, paid: &StepReward) -> MetaObject {
-        step_meta(
-            &self.id,
-            self.turn,
-            paid,
-            self.ledger.total(),
-            self.done,
-            self.truncated,
+    /// A refused call on a finished or closed episode: it pays nothing and counts no turn.
+    fn frozen(&self, message: &str) -> StepRecord {
+        self.step_record(
+            vec![ContentBlock::text(message)],
+            None,
+            true,
+            &StepReward::default(),
         )
+    }
+
+    fn step_record(
+        &self,
+        content: Vec<ContentBlock>,
+        structured: Option<Value>,
+        is_error: bool,
+        paid: &StepReward,
+    ) -> StepRecord {
+        StepRecord {
+            episode: self.id.to_string(),
+            turn: self.turn,
+            content,
+            structured,
+            is_error,
+            reward: paid.total,
+            reward_components: paid
+                .components
+                .iter()
+                .map(|(name, value)| (name.to_string(), *value))
+                .collect(),
+            return_: self.ledger.total(),
+            done: self.done,
+            truncated: self.truncated,
+            aborted: self.aborted,
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -276,6 +266,7 @@ impl Episode {
             reward_components: paid.components.clone(),
             done: self.done,
             truncated: self.truncated,
+            aborted: self.aborted,
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             cut_bytes,
         });
@@ -303,6 +294,7 @@ impl Episode {
                 .collect(),
             done: self.done,
             truncated: self.truncated,
+            aborted: self.aborted,
             revealed: match (&self.state, self.done) {
                 (Some(state), true) => state.reveal(),
                 _ => JsonObject::new(),
@@ -347,7 +339,6 @@ mod tests {
     use super::*;
     use crate::env::BoxFuture;
     use crate::reward::Reward;
-    use crate::trajectory::observation_text;
 
     /// A game that ends when `win` is called, paying 1.0 once.
     struct Counter;
@@ -379,14 +370,8 @@ mod tests {
         )
     }
 
-    fn step_of(result: &CallToolResult) -> Value {
-        result
-            .meta
-            .as_ref()
-            .unwrap()
-            .get(META_STEP)
-            .unwrap()
-            .clone()
+    fn step_of(step: &StepRecord) -> Value {
+        serde_json::to_value(step).unwrap()
     }
 
     #[tokio::test]
@@ -396,7 +381,7 @@ mod tests {
         assert_eq!(step_of(&won)["reward"], 1.0);
         assert_eq!(step_of(&won)["done"], true);
         let again = ep.step("win", JsonObject::new()).await;
-        assert_eq!(again.is_error, Some(true));
+        assert!(again.is_error);
         assert_eq!(step_of(&again)["reward"], 0.0);
         assert_eq!(step_of(&again)["return"], 1.0);
         assert_eq!(step_of(&again)["turn"], 1);
@@ -412,7 +397,7 @@ mod tests {
         assert_eq!(step["done"], true);
         assert_eq!(step["truncated"], true);
         assert!((step["return"].as_f64().unwrap() - 0.2).abs() < 1e-9);
-        let text = observation_text(&last.content);
+        let text = last.text();
         assert!(text.contains("turn limit (2)"), "{text}");
     }
 
@@ -445,8 +430,51 @@ mod tests {
         assert_eq!(step["truncated"], true);
         assert_eq!(step["reward"], 1.0);
         assert_eq!(step["reward_components"]["success"], 1.0);
-        assert!(observation_text(&last.content).contains("Graded."));
+        assert!(last.text().contains("Graded."));
         let after = ep.step("x", JsonObject::new()).await;
         assert_eq!(step_of(&after)["return"], 1.0);
+    }
+
+    /// An environment whose display dies on the second call.
+    struct Fragile;
+    impl EpisodeState for Fragile {
+        fn call<'a>(&'a mut self, tool: &'a str, _: JsonObject) -> BoxFuture<'a, StepOutcome> {
+            Box::pin(async move {
+                match tool {
+                    "crash" => StepOutcome::abort("The display stopped; the episode cannot go on.")
+                        .with_reward(Reward::new("late", 0.5))
+                        .finish(vec![Reward::new("success", 1.0)]),
+                    _ => StepOutcome::ok("ok").with_reward(Reward::new("step", 0.1)),
+                }
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn an_environment_failure_ends_the_episode_as_aborted_without_a_terminal_reward() {
+        let mut ep = Episode::new(
+            EpisodeHeader {
+                id: "e3".into(),
+                env: "test",
+                task: "t".into(),
+                seed: 1,
+                max_turns: 10,
+            },
+            Box::new(Fragile),
+            None,
+        );
+        ep.step("x", JsonObject::new()).await;
+        let crashed = ep.step("crash", JsonObject::new()).await;
+        assert!(crashed.aborted && crashed.done && crashed.is_error);
+        assert!(!crashed.truncated);
+        // Step rewards already earned stay; the terminal one is not paid.
+        assert!((crashed.return_ - 0.6).abs() < 1e-9, "{crashed:?}");
+        assert_eq!(crashed.reward_components.get("success"), None);
+        let status = ep.status();
+        assert!(status.aborted && status.done);
+        assert_eq!(serde_json::to_value(&status).unwrap()["aborted"], true);
+        assert!(ep.trajectory.last().unwrap().aborted);
+        let after = ep.step("x", JsonObject::new()).await;
+        assert!(after.is_error && after.aborted);
     }
 }

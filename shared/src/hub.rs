@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::JsonObject;
 use serde::{Deserialize, Serialize};
 
 use crate::env::{Environment, EpisodeSpec, StartError};
@@ -349,13 +349,13 @@ impl Hub {
             .ok_or_else(|| HubError::UnknownEpisode(id.to_owned()))
     }
 
-    /// Calls a tool on an episode.
-    pub async fn call(
+    /// Calls a tool on an episode: the typed step record every transport reports.
+    pub async fn step(
         &self,
         id: &str,
         tool: &str,
         arguments: JsonObject,
-    ) -> Result<CallToolResult, HubError> {
+    ) -> Result<StepRecord, HubError> {
         let slot = self.episode(id)?;
         let env = &slot.env;
         if !env.tools().iter().any(|t| t.name == tool) {
@@ -390,24 +390,12 @@ impl Hub {
         };
         self.store.touch(&slot);
         if let Some(metrics) = self.metrics.env(env.name()) {
-            metrics.tool_call(started.elapsed(), result.is_error == Some(true));
+            metrics.tool_call(started.elapsed(), result.is_error);
             if finished_now {
                 metrics.episode_finished();
             }
         }
         Ok(result)
-    }
-
-    /// Calls a tool on an episode and reads the step record every door speaks from.
-    pub async fn step(
-        &self,
-        id: &str,
-        tool: &str,
-        arguments: JsonObject,
-    ) -> Result<StepRecord, HubError> {
-        Ok(StepRecord::from_result(
-            self.call(id, tool, arguments).await?,
-        ))
     }
 
     /// What the agent is asked to do in this episode: the environment's instructions, then
@@ -626,9 +614,9 @@ mod tests {
         hub: &Arc<Hub>,
         probe: &Probe,
         id: &str,
-    ) -> tokio::task::JoinHandle<Result<CallToolResult, HubError>> {
+    ) -> tokio::task::JoinHandle<Result<StepRecord, HubError>> {
         let (hub, id) = (hub.clone(), id.to_owned());
-        let call = tokio::spawn(async move { hub.call(&id, "wait", JsonObject::new()).await });
+        let call = tokio::spawn(async move { hub.step(&id, "wait", JsonObject::new()).await });
         timeout(PROMPT, probe.started.notified())
             .await
             .expect("the call starts");
@@ -647,9 +635,9 @@ mod tests {
         assert_eq!((status.turn, status.done), (0, false));
         probe.release.notify_one();
         let result = timeout(PROMPT, call).await.unwrap().unwrap().unwrap();
-        assert_ne!(result.is_error, Some(true));
+        assert!(!result.is_error);
         assert_eq!(hub.status(&id).await.unwrap().turn, 1);
-        hub.call(&id, "quick", JsonObject::new()).await.unwrap();
+        hub.step(&id, "quick", JsonObject::new()).await.unwrap();
         assert_eq!(hub.status(&id).await.unwrap().turn, 2);
         assert_eq!(probe.closes.load(Ordering::SeqCst), 0);
     }
@@ -661,7 +649,7 @@ mod tests {
         // A second call queued behind the first, waiting for the episode.
         let queued = {
             let (hub, id) = (hub.clone(), id.clone());
-            tokio::spawn(async move { hub.call(&id, "quick", JsonObject::new()).await })
+            tokio::spawn(async move { hub.step(&id, "quick", JsonObject::new()).await })
         };
         tokio::task::yield_now().await;
 
@@ -703,7 +691,7 @@ mod tests {
             Err(HubError::UnknownEpisode(_))
         ));
         assert!(matches!(
-            hub.call(&id, "quick", JsonObject::new()).await,
+            hub.step(&id, "quick", JsonObject::new()).await,
             Err(HubError::UnknownEpisode(_))
         ));
         assert!(matches!(
@@ -717,7 +705,7 @@ mod tests {
     #[tokio::test]
     async fn delete_of_an_idle_episode_closes_it_once() {
         let (hub, probe, id) = hub().await;
-        hub.call(&id, "quick", JsonObject::new()).await.unwrap();
+        hub.step(&id, "quick", JsonObject::new()).await.unwrap();
         hub.delete(&id).await.unwrap();
         assert_eq!(probe.closes.load(Ordering::SeqCst), 1);
         assert_eq!(probe.dropped.load(Ordering::SeqCst), 0);

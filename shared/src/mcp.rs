@@ -24,10 +24,9 @@ use serde_json::Value;
 
 use crate::META_EPISODE;
 use crate::env::Environment;
-use crate::episode::step_meta;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::progress::{ProgressSink, Reporter, with_reporter};
-use crate::reward::StepReward;
+use crate::step::StepRecord;
 
 /// The name of the optional tool that starts a new episode for the session.
 pub const RESET_TOOL: &str = "reset";
@@ -211,19 +210,23 @@ impl McpHandler {
             .await
             .map_err(to_mcp_error)?;
         *bound = Some(created.id.as_str().into());
-        let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
-            "A new episode has started ({}).",
-            created.task
-        ))]);
-        result.meta = Some(step_meta(
-            &created.id,
-            0,
-            &StepReward::default(),
-            0.0,
-            false,
-            false,
-        ));
-        Ok(result)
+        let started = StepRecord {
+            episode: created.id,
+            turn: 0,
+            content: vec![ContentBlock::text(format!(
+                "A new episode has started ({}).",
+                created.task
+            ))],
+            structured: None,
+            is_error: false,
+            reward: 0.0,
+            reward_components: Default::default(),
+            return_: 0.0,
+            done: false,
+            truncated: false,
+            aborted: false,
+        };
+        Ok(started.into_call_result())
     }
 
     fn tools_for(&self, context: &RequestContext<RoleServer>) -> Result<Vec<Tool>, McpError> {
@@ -324,12 +327,12 @@ impl ServerHandler for McpHandler {
         with_reporter(reporter, async {
             let episode = self.bind(&request, &context).await?;
             let arguments = request.arguments.clone().unwrap_or_default();
-            let result = self
+            let step = self
                 .hub
-                .call(&episode, &request.name, arguments)
+                .step(&episode, &request.name, arguments)
                 .await
                 .map_err(to_mcp_error)?;
-            Ok(result.into())
+            Ok(step.into_call_result().into())
         })
         .await
     }

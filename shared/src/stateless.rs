@@ -174,8 +174,8 @@ pub async fn stateless_tool_call(
     }
     tracing::trace!(%episode, tool = %call.params.name, "stateless tool call answered directly");
     let arguments = call.params.arguments.unwrap_or_default();
-    let (result, error) = match hub.call(&episode, &call.params.name, arguments).await {
-        Ok(result) => (Some(result), None),
+    let (result, error) = match hub.step(&episode, &call.params.name, arguments).await {
+        Ok(step) => (Some(step.into_call_result()), None),
         Err(error) => (None, Some(to_mcp_error(error))),
     };
     let reply = Reply {

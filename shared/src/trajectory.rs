@@ -60,6 +60,9 @@ pub struct TrajectoryRecord {
     pub done: bool,
     /// Whether it ended at the turn limit.
     pub truncated: bool,
+    /// Whether it ended because the environment failed, not because of the agent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
     /// How long the call took, in milliseconds.
     pub latency_ms: f64,
     /// Bytes cut from `observation`, `arguments` or `structured` to keep the record within its

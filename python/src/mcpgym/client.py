@@ -72,6 +72,8 @@ class Step:
     """Whether the episode is over."""
     truncated: bool = False
     """Whether it ended at the turn limit."""
+    aborted: bool = False
+    """Whether it ended because the environment failed (not the agent): drop it from training."""
 
     @property
     def text(self) -> str:
@@ -108,6 +110,7 @@ class Step:
             return_=float(data.get("return", 0.0)),
             done=bool(data.get("done", False)),
             truncated=bool(data.get("truncated", False)),
+            aborted=bool(data.get("aborted", False)),
         )
 
 

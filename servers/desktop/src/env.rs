@@ -582,10 +582,10 @@ impl DesktopEpisode {
             Failure::Worker(error) => self.with_prompt(StepOutcome::error(error.to_string())),
             Failure::DisplayGone(message) => {
                 tracing::warn!(task = self.task.id, %message, "an episode's display stopped");
-                let mut outcome = StepOutcome::error(format!(
-                    "The desktop's display stopped working ({message}); the episode is over and was not graded as done. Start a new episode."
+                // The environment failed, not the agent: aborted, so trainers can drop it.
+                let outcome = StepOutcome::abort(format!(
+                    "The desktop's display stopped working ({message}); the episode is over and was not graded. Start a new episode."
                 ));
-                outcome.finished = Some(vec![Reward::new("success", 0.0)]);
                 if let Some(desktop) = self.desktop.take() {
                     tokio::spawn(desktop.stop());
                 }

@@ -98,18 +98,11 @@ pub trait EpisodeState: Send + 'static {
         None
     }
 
-    /// A sentence added to the last observation when the shared layer ends the episode at the
-    /// turn limit (e.g. the answer). Also the place to stop work in progress.
-    fn truncate(&mut self) -> Option<String> {
-        None
-    }
-
-    /// Called when the turn limit ends the episode, after its last call: a sentence for the
-    /// last observation, and terminal components to pay (an environment graded by its final
-    /// state grades it here). By default, [`EpisodeState::truncate`]'s sentence and nothing.
+    /// Called once when the turn limit ends the episode, after its last call: a sentence for
+    /// the last observation (e.g. the answer) and terminal components to pay (an environment
+    /// graded by its final state grades it here). Also the place to stop work in progress.
     fn finish_at_turn_limit(&mut self) -> BoxFuture<'_, (Option<String>, Vec<Reward>)> {
-        let note = self.truncate();
-        Box::pin(async move { (note, Vec::new()) })
+        Box::pin(async { (None, Vec::new()) })
     }
 
     /// A document the episode offers on the control plane at `GET /episodes/{id}/{name}`
@@ -154,6 +147,10 @@ pub struct StepOutcome {
     pub rewards: Vec<Reward>,
     /// `Some` when this call ended the episode; holds the terminal components (paid once).
     pub finished: Option<Vec<Reward>>,
+    /// Whether the environment itself failed (a display or kernel died) so the episode cannot
+    /// go on: it ends as `aborted`, paying nothing more, and trainers can tell it from an agent
+    /// that failed.
+    pub aborted: bool,
 }
 
 impl StepOutcome {
@@ -170,6 +167,17 @@ impl StepOutcome {
         Self {
             content: vec![ContentBlock::text(text)],
             is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// The environment failed and the episode cannot go on; the sentence says what happened.
+    /// The episode ends as `aborted` (no terminal reward is paid).
+    pub fn abort(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            is_error: true,
+            aborted: true,
             ..Self::default()
         }
     }

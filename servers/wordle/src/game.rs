@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use mcpgym_env::env::parse_arguments;
-use mcpgym_env::{BoxFuture, EpisodeState, StepOutcome};
+use mcpgym_env::{BoxFuture, EpisodeState, Reward, StepOutcome};
 
 use crate::feedback::{Mark, score};
 use crate::reward::RewardConfig;
@@ -258,11 +258,12 @@ impl EpisodeState for WordleGame {
         revealed
     }
 
-    fn truncate(&mut self) -> Option<String> {
-        Some(format!(
+    fn finish_at_turn_limit(&mut self) -> BoxFuture<'_, (Option<String>, Vec<Reward>)> {
+        let note = format!(
             "The answer was {}.",
             word_str(&self.answer).to_ascii_uppercase()
-        ))
+        );
+        Box::pin(async move { (Some(note), Vec::new()) })
     }
 
     fn over_message(&self) -> &str {

@@ -212,10 +212,7 @@ fn step_metadata(step: &StepRecord) -> Map<String, Value> {
     let mut metadata = Map::new();
     metadata.insert("episode_id".into(), json!(step.episode));
     metadata.insert("turn".into(), json!(step.turn));
-    metadata.insert(
-        "reward_components".into(),
-        Value::Object(step.reward_components.clone()),
-    );
+    metadata.insert("reward_components".into(), json!(step.reward_components));
     metadata.insert("return".into(), json!(step.return_));
     metadata.insert("truncated".into(), json!(step.truncated));
     metadata
