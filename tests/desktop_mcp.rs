@@ -509,7 +509,24 @@ async fn a_display_that_dies_ends_its_episode_and_others_go_on() {
     assert!(is_error(&broken));
     assert!(text(&broken).contains("display"), "{}", text(&broken));
     assert_eq!(step(&broken)["done"], true);
-    assert_eq!(server.status(&a).await["done"], true);
+    // The environment failed, not the agent: aborted, with no grade paid.
+    assert_eq!(step(&broken)["aborted"], true);
+    assert_eq!(step(&broken)["reward_components"], json!({}));
+    let status = server.status(&a).await;
+    assert_eq!(
+        (status["done"].clone(), status["aborted"].clone()),
+        (json!(true), json!(true))
+    );
+    let trajectory = http()
+        .get(server.url(&format!("/episodes/{a}/trajectory")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let last: Value = serde_json::from_str(trajectory.lines().last().unwrap()).unwrap();
+    assert_eq!(last["aborted"], true);
     // B is untouched.
     assert_eq!(screenshot(&client_b).await.dimensions(), (1280, 800));
 }
