@@ -41,7 +41,8 @@ use serde_json::json;
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::malformed::json_rpc_errors;
-use crate::mcp::{EpisodeRoute, McpHandler};
+use crate::binding::EpisodeRoute;
+use crate::mcp::McpHandler;
 use crate::stateless::stateless_tool_call;
 use crate::task::Split;
 

@@ -8,7 +8,8 @@
 //!   ledger with named components and a once-only terminal reward, the trajectory;
 //! - [`store`]: live episodes with a capacity, an idle TTL and a reaper;
 //! - [`hub`]: the environments, the store and the settings behind every transport;
-//! - [`mcp`]: the MCP server handler and the rules that bind a tool call to its episode;
+//! - [`binding`]: which episode a tool call names, for every transport; [`mcp`]: the MCP
+//!   server handler (and the session's episode when a call names none);
 //! - [`http`]: streamable HTTP MCP, the control plane, health and metrics, on connections held
 //!   to timeouts and a limit ([`mcpgym_serve`]); [`malformed`]: JSON-RPC errors for bodies
 //!   that are not JSON-RPC;
@@ -20,6 +21,7 @@
 
 pub use mcpgym_env::{clip, env, progress, reward, rng, schema, task};
 
+pub mod binding;
 pub mod cli;
 pub mod doors;
 pub mod episode;

@@ -20,9 +20,9 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::Value;
 
 use crate::META_EPISODE;
+use crate::binding::named_episode;
 use crate::env::Environment;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::progress::{ProgressSink, Reporter, with_reporter};
@@ -47,10 +47,7 @@ static RESET: LazyLock<Tool> = LazyLock::new(|| {
     )
 });
 
-/// The episode named by the URL `/episodes/{id}/mcp`; put in the request's extensions by the
-/// HTTP layer.
-#[derive(Debug, Clone)]
-pub struct EpisodeRoute(pub Arc<str>);
+pub use crate::binding::EpisodeRoute;
 
 /// Which tools a handler lists.
 #[derive(Clone)]
@@ -110,13 +107,12 @@ impl McpHandler {
         }
     }
 
-    fn route(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    fn route(context: &RequestContext<RoleServer>) -> Option<&EpisodeRoute> {
         context
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<EpisodeRoute>())
             .or_else(|| context.extensions.get::<EpisodeRoute>())
-            .map(|route| route.0.clone())
     }
 
     /// Finds the episode a call belongs to, starting one if nothing names it.
@@ -125,21 +121,14 @@ impl McpHandler {
         params: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<Arc<str>, McpError> {
-        let named = params
+        let meta = params
             .meta
             .as_ref()
             .and_then(|meta| meta.get(META_EPISODE))
             .or_else(|| context.meta.get(META_EPISODE));
-        if let Some(value) = named {
-            return match value {
-                Value::String(id) => Ok(id.as_str().into()),
-                other => Err(McpError::invalid_params(
-                    format!("_meta[\"{META_EPISODE}\"] must be an episode id string, not {other}"),
-                    None,
-                )),
-            };
-        }
-        if let Some(id) = Self::route(context) {
+        if let Some(id) = named_episode(meta, Self::route(context))
+            .map_err(|error| McpError::invalid_params(error.to_string(), None))?
+        {
             return Ok(id);
         }
         let mut bound = self.bound.lock().await;
@@ -241,7 +230,7 @@ impl McpHandler {
             Scope::EpisodeRoute => {
                 let id = Self::route(context)
                     .ok_or_else(|| McpError::invalid_params("name an episode in the URL", None))?;
-                let slot = self.hub.episode(&id).map_err(to_mcp_error)?;
+                let slot = self.hub.episode(&id.0).map_err(to_mcp_error)?;
                 Ok(slot.env.tools().to_vec())
             }
         }

@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::hub::Hub;
-use crate::mcp::{EpisodeRoute, to_mcp_error};
+use crate::binding::{EpisodeRoute, named_episode};
+use crate::mcp::to_mcp_error;
 
 const VERSION: &str = "2026-07-28";
 // Parsed once: looking a header up by a `&str` name parses the name on every request.
@@ -127,11 +128,8 @@ fn parse(
     if !plain {
         return None;
     }
-    let episode: Arc<str> = match &meta.episode {
-        Some(Value::String(id)) => id.as_str().into(),
-        Some(_) => return None,
-        None => route?.0.clone(),
-    };
+    // A malformed `_meta` episode goes on to rmcp, whose handler words the error.
+    let episode = named_episode(meta.episode.as_ref(), route).ok()??;
     Some((call, episode))
 }
 
