@@ -5,7 +5,7 @@
 //! pays). The server (`mcpgym-shared`) holds everything else: episodes, turn limits, the
 //! reward ledger, sessions, trajectories, MCP, HTTP and the trainer doors.
 //!
-//! - [`env`]: the two traits, [`StepOutcome`], [`parse_arguments`](env::parse_arguments);
+//! - [`env`](mod@env): the two traits, [`StepOutcome`], [`parse_arguments`](env::parse_arguments);
 //! - [`reward`]: named reward components;
 //! - [`task`]: task ids by [`Split`];
 //! - [`schema`]: tool input and output schemas from Rust types;
