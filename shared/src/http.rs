@@ -38,10 +38,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::binding::EpisodeRoute;
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::malformed::json_rpc_errors;
-use crate::binding::EpisodeRoute;
 use crate::mcp::McpHandler;
 use crate::stateless::stateless_tool_call;
 use crate::task::Split;

@@ -29,8 +29,8 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::hub::Hub;
 use crate::binding::{EpisodeRoute, named_episode};
+use crate::hub::Hub;
 use crate::mcp::to_mcp_error;
 
 const VERSION: &str = "2026-07-28";

@@ -24,6 +24,7 @@ use mcpgym_env::{
 };
 
 use crate::action::{Action, Point, Rect, TerminateStatus};
+use crate::display::DisplayError;
 use crate::grading::{DesktopSnapshot, Grade, grade};
 use crate::input::plan;
 use crate::scale::{ScaleMode, Scaling, Size};
@@ -45,7 +46,7 @@ const WINDOWS_TIMEOUT: Duration = Duration::from_secs(8);
 const MAX_IMAGE_EDGE: u32 = 1568;
 
 /// How the grade becomes reward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RewardMode {
     /// `success`: 1 when every check of the task passes, else 0.
@@ -55,36 +56,58 @@ pub enum RewardMode {
     Partial,
 }
 
-/// The desktop environment's own flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct DesktopArgs {
-    /// `virtual`: a private Xvfb display per episode; `:N`: drive an existing display, one
-    /// episode at a time.
-    #[arg(long, value_name = "virtual|:N", default_value = "virtual")]
-    pub display: String,
-    /// Screen size of virtual displays.
-    #[arg(long, value_name = "WxH", default_value = "1280x800")]
-    pub size: Size,
-    /// Screenshot size for the model (`auto`: at most 1568 px on the long edge and about
-    /// 1.15 megapixels; `xga` 1024x768; `wxga` 1280x800; `none`; or `WxH`). The model's
-    /// coordinates are mapped back to the screen.
-    #[arg(long, value_name = "auto|xga|wxga|none|WxH", default_value = "auto")]
-    pub scale: ScaleMode,
-    /// The action format the tools speak.
-    #[arg(long, value_enum, default_value_t = ActionSpace::Anthropic)]
-    pub action_space: ActionSpace,
-    /// Milliseconds to let the screen settle before the screenshot an action returns.
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_SETTLE_MS)]
-    pub settle_ms: u64,
-    /// Do not return a screenshot after actions (the agent calls `screenshot` itself).
-    #[arg(long)]
-    pub no_action_screenshots: bool,
-    /// List `run_command` to the agent (it lets the agent bypass the GUI).
-    #[arg(long)]
-    pub allow_shell: bool,
-    /// How the grade is paid.
-    #[arg(long, value_enum, default_value_t = RewardMode::Sparse)]
-    pub reward: RewardMode,
+impl RewardMode {
+    /// Every mode, in the order they are listed.
+    pub const ALL: [Self; 2] = [Self::Sparse, Self::Partial];
+
+    /// The mode's name in flags and episode options.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sparse => "sparse",
+            Self::Partial => "partial",
+        }
+    }
+
+    /// One sentence on what the mode pays.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Sparse => "`success`: 1 when every check of the task passes, else 0.",
+            Self::Partial => "`success`: the fraction of the task's checks that pass.",
+        }
+    }
+}
+
+impl std::fmt::Display for RewardMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A reward mode name that is not one of [`RewardMode::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown reward mode {0:?}: expected `sparse` or `partial`")]
+pub struct UnknownRewardMode(pub String);
+
+impl std::str::FromStr for RewardMode {
+    type Err = UnknownRewardMode;
+
+    /// Reads a name of [`RewardMode::as_str`], exactly (as episode options do).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == text)
+            .ok_or_else(|| UnknownRewardMode(text.to_owned()))
+    }
+}
+
+/// The display a `--display` value names: `virtual` is a private Xvfb display of `size` per
+/// episode; `:N` (or `:N.S`) is that existing display.
+pub fn display_choice(name: &str, size: Size) -> Result<DisplayChoice, DisplayError> {
+    if name == "virtual" {
+        return Ok(DisplayChoice::Virtual(size));
+    }
+    crate::display::parse_display_name(name)?;
+    Ok(DisplayChoice::Existing(name.to_owned()))
 }
 
 /// How the desktop environment is set up.
@@ -115,25 +138,6 @@ impl DesktopEnvConfig {
             allow_shell: false,
             reward: RewardMode::Sparse,
         }
-    }
-
-    /// The configuration the flags describe, with desktops made as `desktop` says except for
-    /// the display choice, which the flags give.
-    pub fn from_args(args: &DesktopArgs, mut desktop: DesktopConfig) -> Result<Self, String> {
-        desktop.display = if args.display == "virtual" {
-            DisplayChoice::Virtual(args.size)
-        } else {
-            crate::display::parse_display_name(&args.display).map_err(|e| e.to_string())?;
-            DisplayChoice::Existing(args.display.clone())
-        };
-        Ok(Self {
-            desktop,
-            scale: args.scale,
-            action_space: args.action_space,
-            settle: (!args.no_action_screenshots).then(|| Duration::from_millis(args.settle_ms)),
-            allow_shell: args.allow_shell,
-            reward: args.reward,
-        })
     }
 }
 
@@ -697,5 +701,41 @@ impl EpisodeState for DesktopEpisode {
                 desktop.stop().await;
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reward_mode_names_read_back_and_unknown_ones_list_the_choices() {
+        for mode in RewardMode::ALL {
+            assert_eq!(mode.to_string().parse::<RewardMode>(), Ok(mode));
+            let json = Value::String(mode.to_string());
+            assert_eq!(serde_json::from_value::<RewardMode>(json).unwrap(), mode);
+        }
+        let error = "full".parse::<RewardMode>().unwrap_err().to_string();
+        assert!(
+            error.contains("\"full\"") && error.contains("`partial`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn display_names_are_virtual_or_an_existing_display() {
+        let size = Size {
+            width: 800,
+            height: 600,
+        };
+        assert_eq!(
+            display_choice("virtual", size).unwrap(),
+            DisplayChoice::Virtual(size)
+        );
+        assert_eq!(
+            display_choice(":3", size).unwrap(),
+            DisplayChoice::Existing(":3".into())
+        );
+        assert!(display_choice("3", size).is_err());
     }
 }

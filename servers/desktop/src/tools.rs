@@ -10,7 +10,7 @@ use mcpgym_env::schema::no_arguments;
 use crate::spaces::{anthropic, openai, qwen3vl};
 
 /// Which computer-use format the server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionSpace {
     /// Anthropic's: one tool per action (the reference desktop's 19, with Anthropic's
@@ -21,6 +21,56 @@ pub enum ActionSpace {
     Qwen3vl,
     /// OpenAI's `computer-use-preview` actions through one `computer` tool.
     Openai,
+}
+
+impl ActionSpace {
+    /// Every action space, in the order they are listed.
+    pub const ALL: [Self; 3] = [Self::Anthropic, Self::Qwen3vl, Self::Openai];
+
+    /// The action space's name in flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::Qwen3vl => "qwen3vl",
+            Self::Openai => "openai",
+        }
+    }
+
+    /// One sentence on the tools the action space lists.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Anthropic => {
+                "Anthropic's: one tool per action (the reference desktop's 19, with Anthropic's \
+                 parameter names), `zoom`, and `computer` taking `computer_20251124` input \
+                 unchanged."
+            }
+            Self::Qwen3vl => "Qwen3-VL's `computer_use` function with 0–1000 relative coordinates.",
+            Self::Openai => "OpenAI's `computer-use-preview` actions through one `computer` tool.",
+        }
+    }
+}
+
+impl std::fmt::Display for ActionSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An action space name that is not one of [`ActionSpace::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown action space {0:?}: expected `anthropic`, `qwen3vl` or `openai`")]
+pub struct UnknownActionSpace(pub String);
+
+impl std::str::FromStr for ActionSpace {
+    type Err = UnknownActionSpace;
+
+    /// Reads a name of [`ActionSpace::as_str`], exactly.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|space| space.as_str() == text)
+            .ok_or_else(|| UnknownActionSpace(text.to_owned()))
+    }
 }
 
 /// The anthropic-space tools that are one action each (the reference desktop's), in order.
@@ -296,6 +346,20 @@ fn anthropic_tools() -> Vec<Tool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn action_space_names_read_back_and_unknown_ones_list_the_choices() {
+        for space in ActionSpace::ALL {
+            assert_eq!(space.to_string().parse::<ActionSpace>(), Ok(space));
+            let json = serde_json::Value::String(space.to_string());
+            assert_eq!(serde_json::from_value::<ActionSpace>(json).unwrap(), space);
+        }
+        let error = "qwen".parse::<ActionSpace>().unwrap_err().to_string();
+        assert!(
+            error.contains("\"qwen\"") && error.contains("`qwen3vl`"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn every_space_lists_its_tools() {

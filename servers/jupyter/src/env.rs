@@ -44,24 +44,6 @@ const SANDBOX_LIFETIME: Duration = Duration::from_secs(3600);
 /// The longest a task's setup or hidden check may run.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The Jupyter environment's own flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct JupyterArgs {
-    /// Reward: sparse (only `correct`) or shaped (adds small costs per cell and per error).
-    #[arg(long, value_enum, default_value_t = RewardMode::Sparse)]
-    pub reward: RewardMode,
-    /// Cost of each cell run (`steps`); default 0 for sparse, 0.01 for shaped.
-    #[arg(long, value_name = "X")]
-    pub step_cost: Option<f64>,
-    /// Cost of each cell that raised (`errors`); default 0 for sparse, 0.02 for shaped.
-    #[arg(long, value_name = "X")]
-    pub error_cost: Option<f64>,
-    /// Longest a cell or shell command may run, in seconds; then it is interrupted and the
-    /// observation says so.
-    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
-    pub cell_timeout: u64,
-}
-
 /// How the Jupyter environment is set up.
 #[derive(Debug, Clone)]
 pub struct JupyterConfig {
@@ -82,18 +64,6 @@ impl Default for JupyterConfig {
             step_cost: None,
             error_cost: None,
             cell_timeout: DEFAULT_CELL_TIMEOUT,
-        }
-    }
-}
-
-impl JupyterConfig {
-    /// The configuration the flags describe.
-    pub fn from_args(args: &JupyterArgs) -> Self {
-        Self {
-            reward: args.reward,
-            step_cost: args.step_cost,
-            error_cost: args.error_cost,
-            cell_timeout: Duration::from_secs(args.cell_timeout),
         }
     }
 }

@@ -45,8 +45,8 @@ pub mod reward;
 pub mod tasks;
 
 pub use e2b::{E2bClient, E2bConfig, E2bError};
-pub use env::{Jupyter, JupyterArgs, JupyterConfig};
+pub use env::{Jupyter, JupyterConfig};
 pub use grading::{CheckProgram, Grading, Verdict, grade};
 pub use notebook::{CellOutput, ExecutedCell, build_notebook};
-pub use reward::{EpisodeReward, RewardConfig, RewardMode};
+pub use reward::{EpisodeReward, RewardConfig, RewardMode, UnknownRewardMode};
 pub use tasks::{Grader, JupyterTasks, Task, TaskInfo, TaskKind};

@@ -22,7 +22,6 @@ pub mod reward;
 pub mod tasks;
 pub mod words;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
@@ -32,34 +31,12 @@ use mcpgym_env::schema::{input_schema, no_arguments, output_schema};
 use mcpgym_env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, TaskSet};
 
 pub use game::WordleGame;
-pub use reward::{RewardConfig, RewardMode};
+pub use reward::{RewardConfig, RewardMode, UnknownRewardMode};
 pub use tasks::WordleTasks;
 pub use words::{WordList, WordListError};
 
 /// Default tool calls per episode: six guesses leave room for refused guesses and `history`.
 pub const DEFAULT_MAX_TURNS: u32 = 20;
-
-/// Wordle's own flags.
-#[derive(Debug, Clone, clap::Args)]
-pub struct WordleArgs {
-    /// File of answers, one word per line (default: the original game's 2,315).
-    #[arg(long, value_name = "FILE")]
-    pub answers: Option<PathBuf>,
-
-    /// File of allowed guesses, one word per line; answers are always allowed (default: the
-    /// original game's 12,972).
-    #[arg(long, value_name = "FILE")]
-    pub allowed: Option<PathBuf>,
-
-    /// Reward: sparse (win 1.0 plus an efficiency bonus) or shaped (adds an information
-    /// component on every valid guess).
-    #[arg(long, value_enum, default_value_t = RewardMode::Sparse)]
-    pub reward: RewardMode,
-
-    /// Penalty for each refused guess (default 0 for sparse, 0.02 for shaped).
-    #[arg(long, value_name = "X")]
-    pub invalid_penalty: Option<f64>,
-}
 
 /// How a Wordle environment is set up.
 #[derive(Debug, Clone)]
@@ -79,22 +56,6 @@ impl Default for WordleConfig {
             reward: RewardMode::Sparse,
             invalid_penalty: None,
         }
-    }
-}
-
-impl WordleConfig {
-    /// The configuration the flags describe (reads the list files).
-    pub fn from_args(args: &WordleArgs) -> Result<Self, WordListError> {
-        let words = if args.answers.is_none() && args.allowed.is_none() {
-            WordList::original()
-        } else {
-            WordList::from_files(args.answers.as_deref(), args.allowed.as_deref())?
-        };
-        Ok(Self {
-            words,
-            reward: args.reward,
-            invalid_penalty: args.invalid_penalty,
-        })
     }
 }
 
