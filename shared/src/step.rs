@@ -98,12 +98,7 @@ impl StepRecord {
 
     /// The observation's text parts, joined by newlines.
     pub fn text(&self) -> String {
-        let parts: Vec<&str> = self
-            .content
-            .iter()
-            .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
-            .collect();
-        parts.join("\n")
+        crate::env::text_of(&self.content)
     }
 
     /// The observation's images: base64 data and media type.

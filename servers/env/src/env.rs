@@ -196,12 +196,7 @@ impl StepOutcome {
 
     /// The observation's text parts, joined by newlines (images and other parts left out).
     pub fn text(&self) -> String {
-        let parts: Vec<&str> = self
-            .content
-            .iter()
-            .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
-            .collect();
-        parts.join("\n")
+        text_of(&self.content)
     }
 
     /// Marks the episode finished, with its terminal reward components.
@@ -209,6 +204,15 @@ impl StepOutcome {
         self.finished = Some(terminal);
         self
     }
+}
+
+/// The text parts of an observation, joined by newlines (images and other parts left out).
+pub fn text_of(content: &[ContentBlock]) -> String {
+    let parts: Vec<&str> = content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
+        .collect();
+    parts.join("\n")
 }
 
 /// Deserializes a tool's arguments, or explains to the model what was wrong with them.
