@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use mcpgym_env::clip::{ceil_boundary, floor_boundary};
+use mcpgym_e2b::cut::{ceil_boundary, past_marker};
 use serde_json::Value;
 
 use crate::notebook::{CellOutput, StreamName};
@@ -28,68 +28,9 @@ pub const MAX_RICH_BYTES: usize = 512 * 1024;
 /// Most rich results kept per cell.
 pub const MAX_RICH_OUTPUTS: usize = 64;
 
-/// The marker standing for `count` characters that were not kept.
-pub fn cut_marker(count: u64) -> String {
-    format!("[... {count} characters cut ...]")
-}
-
-/// How many characters `dropped` stands for: its own, except that a marker inside it counts
-/// for what it stood for.
-pub fn cut_size(dropped: &str) -> u64 {
-    const OPEN: &str = "[... ";
-    const CLOSE: &str = " characters cut ...]";
-    let mut total = 0u64;
-    let mut rest = dropped;
-    while let Some(at) = rest.find(OPEN) {
-        total += rest[..at].chars().count() as u64;
-        let after = &rest[at + OPEN.len()..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        match (
-            after[..digits].parse::<u64>(),
-            after[digits..].starts_with(CLOSE),
-        ) {
-            (Ok(count), true) => {
-                total += count;
-                rest = &after[digits + CLOSE.len()..];
-            }
-            _ => {
-                total += OPEN.chars().count() as u64;
-                rest = after;
-            }
-        }
-    }
-    total + rest.chars().count() as u64
-}
-
-/// `start`, moved past the end of a cut marker it would split (so a marker is dropped whole
-/// and counted for what it stood for).
-fn past_marker(text: &str, start: usize) -> usize {
-    const OPEN: &str = "[... ";
-    const CLOSE: &str = " characters cut ...]";
-    let Some(open) = text[..start].rfind(OPEN) else {
-        return start;
-    };
-    match text[open..].find(CLOSE) {
-        Some(close) if open + close + CLOSE.len() > start => open + close + CLOSE.len(),
-        _ => start,
-    }
-}
-
-/// `text` cut to `head` bytes of its beginning and `tail` bytes of its end around a marker
-/// line (composing with markers in the cut part). Unchanged when it fits.
-pub fn head_and_tail(text: &str, head: usize, tail: usize) -> String {
-    if text.len() <= head + tail {
-        return text.to_owned();
-    }
-    let head_end = floor_boundary(text, head);
-    let tail_start = ceil_boundary(text, text.len() - tail).max(head_end);
-    format!(
-        "{}\n{}\n{}",
-        &text[..head_end],
-        cut_marker(cut_size(&text[head_end..tail_start])),
-        &text[tail_start..]
-    )
-}
+/// The cut marker and its arithmetic, shared with the sandbox service (which writes the same
+/// marker into output it cuts, so cuts of its cuts add up).
+pub use mcpgym_e2b::cut::{cut_marker, cut_size, head_and_tail};
 
 /// The head and tail of one byte stream, kept while it arrives.
 #[derive(Debug, Default)]
@@ -321,16 +262,6 @@ fn is_text(mime: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn markers_compose() {
-        let inner = format!("ab{}cd", cut_marker(1000));
-        assert_eq!(cut_size(&inner), 1004);
-        assert_eq!(cut_size("[... x characters cut ...]"), 26);
-        let text = format!("{}{}{}", "h".repeat(100), inner, "t".repeat(100));
-        let cut = head_and_tail(&text, 50, 50);
-        assert!(cut.contains(&cut_marker(50 + 1004 + 50)), "{cut}");
-    }
 
     #[test]
     fn a_stream_keeps_head_and_tail() {

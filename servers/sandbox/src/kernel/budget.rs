@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use mcpgym_e2b::cut::{ceil_boundary, cut_size, floor_boundary, past_marker};
 use serde_json::{Map, Value};
 
 use super::execution::StreamName;
@@ -19,70 +20,9 @@ const MAX_ERROR_BYTES: usize = 64 * 1024;
 /// Below this many bytes left, a rich output is dropped rather than cut.
 const MIN_RICH_BYTES: usize = 1024;
 
-/// The marker that stands for `count` characters of output that were not kept.
-pub fn cut_marker(count: u64) -> String {
-    format!("[... {count} characters cut ...]")
-}
-
-/// How many characters `dropped` stands for: its own, except that a [`cut_marker`] inside it
-/// counts for what it stood for (so cuts of cuts add up).
-pub(crate) fn cut_size(dropped: &str) -> u64 {
-    const OPEN: &str = "[... ";
-    const CLOSE: &str = " characters cut ...]";
-    let mut total = 0u64;
-    let mut rest = dropped;
-    while let Some(at) = rest.find(OPEN) {
-        total += rest[..at].chars().count() as u64;
-        let after = &rest[at + OPEN.len()..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        match (
-            after[..digits].parse::<u64>(),
-            after[digits..].starts_with(CLOSE),
-        ) {
-            (Ok(count), true) => {
-                total += count;
-                rest = &after[digits + CLOSE.len()..];
-            }
-            _ => {
-                total += OPEN.len() as u64;
-                rest = after;
-            }
-        }
-    }
-    total + rest.chars().count() as u64
-}
-
-/// `start`, moved past the end of a cut marker it would split (so a marker is dropped whole
-/// and counted for what it stood for).
-fn past_marker(text: &str, start: usize) -> usize {
-    const OPEN: &str = "[... ";
-    const CLOSE: &str = " characters cut ...]";
-    let Some(open) = text[..start].rfind(OPEN) else {
-        return start;
-    };
-    match text[open..].find(CLOSE) {
-        Some(close) if open + close + CLOSE.len() > start => open + close + CLOSE.len(),
-        _ => start,
-    }
-}
-
-/// The largest char boundary of `text` at or below `index`.
-pub(crate) fn floor_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
-}
-
-/// The smallest char boundary of `text` at or above `index`.
-pub(crate) fn ceil_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index += 1;
-    }
-    index
-}
+/// The marker that stands for characters of output that were not kept (shared with clients,
+/// which count it when they cut again).
+pub use mcpgym_e2b::cut::cut_marker;
 
 /// `text` cut to about `max` bytes: three quarters of its beginning and a quarter of its end
 /// around a [`cut_marker`] line. Unchanged when it fits.
@@ -90,15 +30,7 @@ pub(crate) fn head_and_tail(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let head_end = floor_boundary(text, max / 4 * 3);
-    let tail_start = ceil_boundary(text, text.len() - max / 4).max(head_end);
-    let cut = cut_size(&text[head_end..tail_start]);
-    format!(
-        "{}\n{}\n{}",
-        &text[..head_end],
-        cut_marker(cut),
-        &text[tail_start..]
-    )
+    mcpgym_e2b::cut::head_and_tail(text, max / 4 * 3, max / 4)
 }
 
 /// What the budget decided for one piece of stream text.

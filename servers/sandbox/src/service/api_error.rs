@@ -9,8 +9,8 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use mcpgym_e2b::ErrorBody;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
 /// An HTTP error with a sentence that says what was wrong and what to do.
 #[derive(Debug, Clone)]
@@ -61,7 +61,10 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (
             self.status,
-            Json(json!({ "code": self.status.as_u16(), "message": self.message })),
+            Json(ErrorBody {
+                code: self.status.as_u16(),
+                message: self.message,
+            }),
         )
             .into_response()
     }

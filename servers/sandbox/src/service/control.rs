@@ -9,8 +9,12 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use mcpgym_e2b::DEFAULT_TEMPLATE;
+use mcpgym_e2b::control::{
+    NewSandbox, Refresh, SandboxCreated, SandboxDetail, ServiceHealth, SetTimeout,
+};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::api_error::{ApiError, parse_json};
 use super::registry::{CreateSpec, Registry, Sandbox, env_from_json};
@@ -19,26 +23,6 @@ use super::time::rfc3339;
 /// The envd version we claim: the envd routes served here are those of envd 0.2 (multipart
 /// uploads, no stdin streaming), and the SDKs need at least 0.1.0.
 pub(crate) const ENVD_VERSION: &str = "0.2.0";
-/// Template used when a create names none.
-const DEFAULT_TEMPLATE: &str = "code-interpreter-v1";
-
-/// A create request. Other fields E2B defines (`secure`, `autoPause`, `network`, `mcp`, ...)
-/// are accepted and ignored: every local sandbox is already private, and none is ever paused.
-#[derive(Debug, Deserialize)]
-struct CreateBody {
-    #[serde(rename = "templateID")]
-    template_id: Option<String>,
-    timeout: Option<u64>,
-    metadata: Option<Map<String, Value>>,
-    allow_internet_access: Option<bool>,
-    #[serde(rename = "envVars")]
-    env_vars: Option<Map<String, Value>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct TimeoutBody {
-    timeout: Option<u64>,
-}
 
 fn timeout_from(seconds: Option<u64>, registry: &Registry) -> Result<Duration, ApiError> {
     let max = registry.config().max_timeout;
@@ -56,45 +40,45 @@ fn timeout_from(seconds: Option<u64>, registry: &Registry) -> Result<Duration, A
 }
 
 /// The 201 body of create and the 200 body of connect.
-fn created(sandbox: &Sandbox) -> Value {
-    json!({
-        "templateID": sandbox.template_id,
-        "sandboxID": sandbox.id,
-        "alias": sandbox.template_id,
-        "clientID": "local",
-        "envdVersion": ENVD_VERSION,
-        "envdAccessToken": sandbox.access_token,
-        "trafficAccessToken": null,
-        "domain": null,
-    })
+fn created(sandbox: &Sandbox) -> SandboxCreated {
+    SandboxCreated {
+        template_id: sandbox.template_id.clone(),
+        sandbox_id: sandbox.id.clone(),
+        alias: Some(sandbox.template_id.clone()),
+        client_id: "local".into(),
+        envd_version: ENVD_VERSION.into(),
+        envd_access_token: Some(sandbox.access_token.clone()),
+        traffic_access_token: None,
+        domain: None,
+    }
 }
 
-fn detail(sandbox: &Sandbox) -> Value {
-    json!({
-        "templateID": sandbox.template_id,
-        "sandboxID": sandbox.id,
-        "alias": sandbox.template_id,
-        "clientID": "local",
-        "startedAt": rfc3339(sandbox.started_at),
-        "endAt": rfc3339(sandbox.end_at()),
-        "cpuCount": std::thread::available_parallelism().map_or(1, |n| n.get()),
-        "memoryMB": 2048,
-        "diskSizeMB": 1024,
-        "metadata": sandbox.metadata,
-        "state": "running",
-        "envdVersion": ENVD_VERSION,
-        "envdAccessToken": sandbox.access_token,
-        "domain": null,
-    })
+fn detail(sandbox: &Sandbox) -> SandboxDetail {
+    SandboxDetail {
+        template_id: sandbox.template_id.clone(),
+        sandbox_id: sandbox.id.clone(),
+        alias: Some(sandbox.template_id.clone()),
+        client_id: "local".into(),
+        started_at: rfc3339(sandbox.started_at),
+        end_at: rfc3339(sandbox.end_at()),
+        cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
+        memory_mb: 2048,
+        disk_size_mb: 1024,
+        metadata: sandbox.metadata.clone(),
+        state: "running".into(),
+        envd_version: ENVD_VERSION.into(),
+        envd_access_token: Some(sandbox.access_token.clone()),
+        domain: None,
+    }
 }
 
 /// `GET /health`: up, with how many sandboxes run and how many warm kernels wait.
 pub(crate) async fn health(State(registry): State<Arc<Registry>>) -> Response {
-    Json(json!({
-        "status": "ok",
-        "sandboxes": registry.len(),
-        "warmKernels": registry.warm_kernels(),
-    }))
+    Json(ServiceHealth {
+        status: "ok".into(),
+        sandboxes: registry.len(),
+        warm_kernels: registry.warm_kernels(),
+    })
     .into_response()
 }
 
@@ -102,7 +86,9 @@ pub(crate) async fn create(
     State(registry): State<Arc<Registry>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body: CreateBody = parse_json(body)?;
+    // Other fields E2B defines (`secure`, `autoPause`, `network`, `mcp`, ...) are ignored:
+    // every local sandbox is already private, and none is ever paused.
+    let body: NewSandbox = parse_json(body)?;
     let template_id = body
         .template_id
         .filter(|t| !t.trim().is_empty())
@@ -160,7 +146,7 @@ pub(crate) async fn list(
         .as_deref()
         .is_none_or(|s| s.split(',').any(|s| s.trim() == "running"));
     let limit = query.limit.unwrap_or(usize::MAX);
-    let listed: Vec<Value> = registry
+    let listed: Vec<SandboxDetail> = registry
         .list()
         .into_iter()
         .filter(|_| running_wanted)
@@ -191,7 +177,7 @@ pub(crate) async fn set_timeout(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body: TimeoutBody = parse_json(body)?;
+    let body: SetTimeout = parse_json(body)?;
     let sandbox = registry.get(&id)?;
     let Some(seconds) = body.timeout else {
         return Err(ApiError::bad_request(
@@ -207,7 +193,7 @@ pub(crate) async fn connect(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body: TimeoutBody = parse_json(body)?;
+    let body: SetTimeout = parse_json(body)?;
     let sandbox = registry.get(&id)?;
     if let Some(seconds) = body.timeout {
         let wanted = timeout_from(Some(seconds), &registry)?;
@@ -223,11 +209,6 @@ pub(crate) async fn connect(
     Ok(Json(created(&sandbox)).into_response())
 }
 
-#[derive(Debug, Deserialize)]
-struct RefreshBody {
-    duration: Option<u64>,
-}
-
 /// `POST /sandboxes/{id}/refreshes {"duration": s}`: the sandbox lives at least that much
 /// longer (never shorter than it already would).
 pub(crate) async fn refresh(
@@ -235,7 +216,7 @@ pub(crate) async fn refresh(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body: RefreshBody = parse_json(body)?;
+    let body: Refresh = parse_json(body)?;
     let sandbox = registry.get(&id)?;
     let wanted = timeout_from(Some(body.duration.unwrap_or(60)), &registry)?;
     let remaining = sandbox

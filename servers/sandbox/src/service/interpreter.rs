@@ -10,8 +10,10 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, Path};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use mcpgym_e2b::interpreter::{
+    ContextInfo, ContextRequest, ErrorLine, ExecuteRequest, OutputLine, ResultLine, StreamLine,
+};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::kernel::{Event, Execution, ExecutionStatus, Output, StreamName};
@@ -25,24 +27,6 @@ const KERNEL_DIED_BEFORE: &str = "the kernel had died since the last cell (kille
 
 /// Quiet time after which a `keepalive` line is sent.
 const KEEPALIVE: Duration = Duration::from_secs(5);
-
-#[derive(Debug, Deserialize)]
-struct ExecuteBody {
-    code: Option<String>,
-    context_id: Option<String>,
-    language: Option<String>,
-    env_vars: Option<Map<String, Value>>,
-    /// An mcpgym extension: the deadline of this cell in seconds, at most the service's own.
-    /// A client that waits a little longer than this then learns from the closing error line
-    /// whether the kernel kept its variables (interrupted) or lost them (restarted).
-    timeout: Option<f64>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ContextBody {
-    language: Option<String>,
-    cwd: Option<String>,
-}
 
 fn check_language(language: Option<&str>) -> Result<(), ApiError> {
     match language {
@@ -62,7 +46,8 @@ pub(crate) async fn execute(
     Extension(sandbox): Extension<Arc<Sandbox>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body: ExecuteBody = parse_json(body)?;
+    // `timeout`, an mcpgym extension, is the cell's deadline: at most the service's own.
+    let body: ExecuteRequest = parse_json(body)?;
     let env = env_from_json("env_vars", body.env_vars)?;
     let timeout = match body.timeout {
         None => sandbox.execution_timeout(),
@@ -113,30 +98,28 @@ struct Lines {
 
 impl Lines {
     /// `false` once the client has gone.
-    async fn send(&mut self, value: Value) -> bool {
-        let mut line = serde_json::to_vec(&value).expect("JSON values always serialize");
-        line.push(b'\n');
+    async fn send(&mut self, line: OutputLine) -> bool {
+        let line = line.to_line().expect("output lines always serialize");
         self.tx.send(Bytes::from(line)).await.is_ok()
     }
 
     async fn event(&mut self, event: Event) -> bool {
         match event {
             Event::Started { execution_count } => {
-                self.send(
-                    json!({"type": "number_of_executions", "execution_count": execution_count}),
-                )
+                self.send(OutputLine::NumberOfExecutions {
+                    execution_count: Some(execution_count),
+                })
                 .await
             }
             Event::KernelRestarted => {
-                self.send(json!({
-                    "type": "stderr",
-                    "text": format!("[{KERNEL_DIED_BEFORE}]\n"),
-                    "timestamp": rfc3339(SystemTime::now()),
+                self.send(OutputLine::Stderr(StreamLine {
+                    text: format!("[{KERNEL_DIED_BEFORE}]\n"),
+                    timestamp: Some(rfc3339(SystemTime::now())),
                 }))
                 .await
             }
             Event::Output(output) => match output_line(output) {
-                Some(line) if line["type"] == "error" => {
+                Some(line @ OutputLine::Error(_)) => {
                     // E2B reports only the first error of a cell.
                     if self.sent_error {
                         return true;
@@ -152,12 +135,16 @@ impl Lines {
 
     async fn error(&mut self, name: &str, value: String) -> bool {
         self.sent_error = true;
-        self.send(json!({"type": "error", "name": name, "value": value, "traceback": ""}))
-            .await
+        self.send(OutputLine::Error(ErrorLine {
+            name: name.to_owned(),
+            value,
+            traceback: String::new(),
+        }))
+        .await
     }
 
     async fn end(&mut self) {
-        self.send(json!({"type": "end_of_execution"})).await;
+        self.send(OutputLine::EndOfExecution).await;
     }
 }
 
@@ -227,7 +214,7 @@ async fn run_cell(
                 }
                 result = &mut execution => break Ended::Done(result),
                 _ = &mut keepalive => {
-                    if !lines.send(json!({"type": "keepalive"})).await {
+                    if !lines.send(OutputLine::Keepalive).await {
                         break Ended::ClientGone;
                     }
                     keepalive.as_mut().reset(tokio::time::Instant::now() + KEEPALIVE);
@@ -362,63 +349,46 @@ async fn report_end(lines: &mut Lines, execution: &Execution, timeout: Duration)
 }
 
 /// The JSON line of one output.
-fn output_line(output: Output) -> Option<Value> {
+fn output_line(output: Output) -> Option<OutputLine> {
     match output {
-        Output::Stream { name, text } => Some(json!({
-            "type": match name { StreamName::Stdout => "stdout", StreamName::Stderr => "stderr" },
-            "text": text,
-            "timestamp": rfc3339(SystemTime::now()),
-        })),
+        Output::Stream { name, text } => {
+            let line = StreamLine {
+                text,
+                timestamp: Some(rfc3339(SystemTime::now())),
+            };
+            Some(match name {
+                StreamName::Stdout => OutputLine::Stdout(line),
+                StreamName::Stderr => OutputLine::Stderr(line),
+            })
+        }
         Output::Result { data, .. } => Some(result_line(data, true)),
         Output::Display { data, .. } => Some(result_line(data, false)),
         Output::Error {
             ename,
             evalue,
             traceback,
-        } => Some(json!({
-            "type": "error",
-            "name": ename,
-            "value": evalue,
-            "traceback": traceback.join("\n"),
+        } => Some(OutputLine::Error(ErrorLine {
+            name: ename,
+            value: evalue,
+            traceback: traceback.join("\n"),
         })),
     }
 }
 
 /// A `result` line: well-known MIME types get their own field, the rest go to `extra`.
-fn result_line(data: Map<String, Value>, is_main_result: bool) -> Value {
-    let mut line = Map::new();
-    line.insert("type".into(), "result".into());
-    let mut extra = Map::new();
-    for (mime, value) in data {
-        let field = match mime.as_str() {
-            "text/plain" => "text",
-            "text/html" => "html",
-            "text/markdown" => "markdown",
-            "image/svg+xml" => "svg",
-            "image/png" => "png",
-            "image/jpeg" => "jpeg",
-            "application/pdf" => "pdf",
-            "text/latex" => "latex",
-            "application/json" => "json",
-            "application/javascript" => "javascript",
-            _ => {
-                extra.insert(mime, value);
-                continue;
-            }
-        };
-        let value = match (field, value) {
-            ("text", Value::String(text)) => Value::String(strip_quotes(&text).to_owned()),
+fn result_line(data: Map<String, Value>, is_main_result: bool) -> OutputLine {
+    let data = data.into_iter().map(|(mime, value)| {
+        let value = match (mime.as_str(), value) {
+            ("text/plain", Value::String(text)) => Value::String(strip_quotes(&text).to_owned()),
             // Base64 images may arrive wrapped in lines.
-            ("png" | "jpeg", Value::String(b64)) => Value::String(b64.replace('\n', "")),
+            ("image/png" | "image/jpeg", Value::String(b64)) => {
+                Value::String(b64.replace('\n', ""))
+            }
             (_, value) => value,
         };
-        line.insert(field.into(), value);
-    }
-    if !extra.is_empty() {
-        line.insert("extra".into(), Value::Object(extra));
-    }
-    line.insert("is_main_result".into(), is_main_result.into());
-    Value::Object(line)
+        (mime, value)
+    });
+    OutputLine::Result(Box::new(ResultLine::from_bundle(data, is_main_result)))
 }
 
 /// One pair of matching quotes around a repr'd string goes, as E2B's server does.
@@ -431,15 +401,19 @@ fn strip_quotes(text: &str) -> &str {
     text
 }
 
-fn context_json(context: &Context) -> Value {
-    json!({"id": context.id, "language": context.language, "cwd": context.cwd})
+fn context_info(context: &Context) -> ContextInfo {
+    ContextInfo {
+        id: context.id.clone(),
+        language: context.language.clone(),
+        cwd: context.cwd.clone(),
+    }
 }
 
 pub(crate) async fn create_context(
     Extension(sandbox): Extension<Arc<Sandbox>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body: ContextBody = parse_json(body)?;
+    let body: ContextRequest = parse_json(body)?;
     check_language(body.language.as_deref())?;
     let cwd = body.cwd.unwrap_or_else(|| crate::jail::HOME.to_owned());
     if !cwd.starts_with('/') || cwd.split('/').any(|part| part == "..") {
@@ -448,13 +422,13 @@ pub(crate) async fn create_context(
         )));
     }
     let context = sandbox.add_context(cwd).await?;
-    Ok(Json(context_json(&context)).into_response())
+    Ok(Json(context_info(&context)).into_response())
 }
 
 pub(crate) async fn list_contexts(
     Extension(sandbox): Extension<Arc<Sandbox>>,
 ) -> Result<Response, ApiError> {
-    let all: Vec<Value> = sandbox.contexts().iter().map(|c| context_json(c)).collect();
+    let all: Vec<ContextInfo> = sandbox.contexts().iter().map(|c| context_info(c)).collect();
     Ok(Json(all).into_response())
 }
 

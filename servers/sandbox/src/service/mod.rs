@@ -47,10 +47,8 @@ use tower::ServiceExt;
 use api_error::ApiError;
 use registry::{Registry, Sandbox};
 
-/// Port of the code interpreter inside an E2B sandbox.
-pub const INTERPRETER_PORT: u16 = 49999;
-/// Port of envd inside an E2B sandbox.
-pub const ENVD_PORT: u16 = 49983;
+pub use mcpgym_e2b::{ENVD_PORT, INTERPRETER_PORT};
+use mcpgym_e2b::{headers as e2b_headers, paths, routing};
 
 /// How the service runs. [`ServiceConfig::default`] gives working values.
 #[derive(Debug, Clone)]
@@ -239,7 +237,7 @@ fn router(registry: Arc<Registry>, loopback_only: bool) -> Router {
     let config = registry.config().clone();
     let control = Router::new()
         .route("/health", get(control::health))
-        .route("/sandboxes", post(control::create).get(control::list))
+        .route(paths::SANDBOXES, post(control::create).get(control::list))
         .route("/v2/sandboxes", post(control::create).get(control::list))
         .route("/sandboxes/{id}", get(control::get).delete(control::kill))
         .route("/sandboxes/{id}/timeout", post(control::set_timeout))
@@ -251,13 +249,16 @@ fn router(registry: Arc<Registry>, loopback_only: bool) -> Router {
         .layer(DefaultBodyLimit::max(64 * 1024))
         .with_state(registry.clone());
     let files = Router::new()
-        .route("/files", get(envd::files::read).post(envd::files::write))
+        .route(
+            paths::FILES,
+            get(envd::files::read).post(envd::files::write),
+        )
         .layer(DefaultBodyLimit::max(config.max_file_bytes));
     let data = Router::new()
         .route("/health", get(data_health))
-        .route("/execute", post(interpreter::execute))
+        .route(paths::EXECUTE, post(interpreter::execute))
         .route(
-            "/contexts",
+            paths::CONTEXTS,
             post(interpreter::create_context).get(interpreter::list_contexts),
         )
         .route(
@@ -265,12 +266,9 @@ fn router(registry: Arc<Registry>, loopback_only: bool) -> Router {
             axum::routing::delete(interpreter::delete_context),
         )
         .route("/contexts/{id}/restart", post(interpreter::restart_context))
-        .route("/process.Process/Start", post(envd::process::start))
-        .route("/process.Process/List", post(envd::process::list))
-        .route(
-            "/process.Process/SendSignal",
-            post(envd::process::send_signal),
-        )
+        .route(paths::PROCESS_START, post(envd::process::start))
+        .route(paths::PROCESS_LIST, post(envd::process::list))
+        .route(paths::PROCESS_SEND_SIGNAL, post(envd::process::send_signal))
         .route(
             "/filesystem.Filesystem/ListDir",
             post(envd::filesystem::list_dir),
@@ -333,7 +331,7 @@ async fn dispatch(State(app): State<Arc<App>>, mut request: Request) -> Response
     // whether a sandbox id exists.
     if app.guard.has_token()
         && !app.guard.carries_token(request.headers())
-        && !request.headers().contains_key("x-access-token")
+        && !request.headers().contains_key(e2b_headers::ACCESS_TOKEN)
     {
         return data_plane_unauthorized();
     }
@@ -372,22 +370,19 @@ fn data_plane_target(headers: &HeaderMap) -> Option<(String, u16)> {
             .map(str::trim)
             .filter(|v| !v.is_empty())
     };
-    if let Some(id) = value("e2b-sandbox-id") {
-        let port = value("e2b-sandbox-port")
+    if let Some(id) = value(e2b_headers::SANDBOX_ID) {
+        let port = value(e2b_headers::SANDBOX_PORT)
             .and_then(|p| p.parse().ok())
             .unwrap_or(INTERPRETER_PORT);
         return Some((id.to_owned(), port));
     }
     let host = headers.get(header::HOST)?.to_str().ok()?;
-    let (label, _domain) = host.split_once('.')?;
-    let (port, id) = label.split_once('-')?;
-    let port: u16 = port.parse().ok()?;
-    (!id.is_empty()).then(|| (id.to_owned(), port))
+    routing::parse_sandbox_host(host).map(|(id, port)| (id.to_owned(), port))
 }
 
 fn carries_access_token(headers: &HeaderMap, sandbox: &Sandbox) -> bool {
     headers
-        .get("x-access-token")
+        .get(e2b_headers::ACCESS_TOKEN)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|given| constant_time_eq(given, &sandbox.access_token))
 }

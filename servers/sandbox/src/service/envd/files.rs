@@ -8,8 +8,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Extension, FromRequest, Multipart, Query, Request};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use mcpgym_e2b::files::WrittenFile;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use tokio::io::AsyncReadExt;
 
@@ -91,7 +91,7 @@ pub(crate) async fn write(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    let mut written: Vec<Value> = Vec::new();
+    let mut written: Vec<WrittenFile> = Vec::new();
     if content_type.starts_with("multipart/form-data") {
         let mut multipart = Multipart::from_request(request, &()).await.map_err(|e| {
             ApiError::new(
@@ -134,9 +134,13 @@ pub(crate) async fn write(
     Ok(Json(written).into_response())
 }
 
-fn entry(path: &SandboxPath) -> Value {
+fn entry(path: &SandboxPath) -> WrittenFile {
     let name = path.inside.rsplit('/').next().unwrap_or("");
-    json!({"path": path.inside, "name": name, "type": "file"})
+    WrittenFile {
+        path: path.inside.clone(),
+        name: name.to_owned(),
+        kind: "file".to_owned(),
+    }
 }
 
 /// Writes a file as the sandbox's user would, creating its folders.

@@ -13,7 +13,7 @@ pub(crate) mod process;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use mcpgym_e2b::connect::{ConnectErrorBody, code_for_status};
 
 use super::api_error::ApiError;
 
@@ -28,16 +28,9 @@ impl ConnectError {
     }
 }
 
+/// Connect's code for an HTTP status.
 pub(crate) fn connect_code(status: StatusCode) -> &'static str {
-    match status {
-        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => "invalid_argument",
-        StatusCode::NOT_FOUND => "not_found",
-        StatusCode::CONFLICT => "already_exists",
-        StatusCode::FORBIDDEN => "permission_denied",
-        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::TOO_MANY_REQUESTS => "resource_exhausted",
-        StatusCode::UNAUTHORIZED => "unauthenticated",
-        _ => "internal",
-    }
+    code_for_status(status.as_u16())
 }
 
 impl From<ApiError> for ConnectError {
@@ -51,7 +44,10 @@ impl IntoResponse for ConnectError {
         let code = self.code();
         (
             self.0.status,
-            Json(json!({ "code": code, "message": self.0.message })),
+            Json(ConnectErrorBody {
+                code: code.to_owned(),
+                message: self.0.message,
+            }),
         )
             .into_response()
     }

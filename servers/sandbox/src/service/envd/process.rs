@@ -10,7 +10,6 @@
 //! `[... N characters cut ...]` (N in bytes), so a command printing gigabytes costs neither
 //! memory nor a client reading it all.
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -21,9 +20,13 @@ use axum::extract::Extension;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use base64::Engine;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use mcpgym_e2b::connect::{self, ConnectErrorBody, END_STREAM, EndOfStream, FrameError};
+use mcpgym_e2b::process::{
+    DataEvent, EndEvent, ListResponse, ProcessConfig, ProcessEvent, ProcessInfo, ProcessMessage,
+    SignalRequest, StartRequest,
+};
+use serde::Serialize;
+use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
@@ -34,7 +37,6 @@ use crate::service::registry::{RunningCommand, Sandbox, killed, remove_root};
 
 /// Quiet time after which a keepalive event is sent.
 const KEEPALIVE: Duration = Duration::from_secs(5);
-const END_STREAM: u8 = 0x02;
 /// Bytes of a command's output (both streams) sent as they come.
 pub(crate) const HEAD_BYTES: usize = 4 << 20;
 /// Bytes of the end of each stream kept once the head is spent.
@@ -72,9 +74,8 @@ impl OutputCap {
     /// The frames that end the output: per stream that went past the head, the marker and
     /// the tail.
     fn finish(&mut self) -> Vec<Bytes> {
-        let b64 = base64::engine::general_purpose::STANDARD;
         let mut frames = Vec::new();
-        for (index, key) in ["stdout", "stderr"].into_iter().enumerate() {
+        for index in 0..2 {
             let (tail, cut) = &mut self.tails[index];
             if tail.is_empty() && *cut == 0 {
                 continue;
@@ -88,40 +89,25 @@ impl OutputCap {
             bytes.extend(tail.drain(..));
             *cut = 0;
             for piece in bytes.chunks(32 * 1024) {
-                frames.push(frame(
-                    0,
-                    &json!({"event": {"data": {key: b64.encode(piece)}}}),
-                ));
+                frames.push(event_frame(ProcessEvent::data(DataEvent::output(
+                    index == 1,
+                    piece,
+                ))));
             }
         }
         frames
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct StartBody {
-    process: Option<Value>,
-    tag: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ProcessConfig {
-    cmd: Option<String>,
-    #[serde(default)]
-    args: Vec<String>,
-    #[serde(default)]
-    envs: BTreeMap<String, String>,
-    cwd: Option<String>,
-}
-
 /// One Connect frame.
-fn frame(flag: u8, message: &Value) -> Bytes {
-    let json = serde_json::to_vec(message).expect("JSON values always serialize");
-    let mut out = Vec::with_capacity(5 + json.len());
-    out.push(flag);
-    out.extend_from_slice(&(json.len() as u32).to_be_bytes());
-    out.extend_from_slice(&json);
-    Bytes::from(out)
+fn frame(flags: u8, message: &impl Serialize) -> Bytes {
+    // Messages are small (output goes in pieces of at most 32 KiB) and always serialize.
+    Bytes::from(connect::encode_json(flags, message).expect("a process message always encodes"))
+}
+
+/// The frame of one process event.
+fn event_frame(event: ProcessEvent) -> Bytes {
+    frame(0, &ProcessMessage::from(event))
 }
 
 /// The JSON message of a request: enveloped for `application/connect+json`, bare otherwise.
@@ -132,17 +118,22 @@ fn request_message<T: serde::de::DeserializeOwned>(
     let streaming = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/connect+"));
+        .is_some_and(connect::is_enveloped);
     let json = if streaming {
-        if body.len() < 5 {
-            return Err(ApiError::bad_request(
-                "the Connect request has no message frame; send one enveloped JSON message",
-            ));
+        // The body limit already bounds the frame.
+        match connect::decode(body, usize::MAX) {
+            Ok((frame, _rest)) => frame.message,
+            Err(FrameError::MissingHeader(_)) => {
+                return Err(ApiError::bad_request(
+                    "the Connect request has no message frame; send one enveloped JSON message",
+                ));
+            }
+            Err(_) => {
+                return Err(ApiError::bad_request(
+                    "the Connect request frame is shorter than its length prefix",
+                ));
+            }
         }
-        let length = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
-        body.get(5..5 + length).ok_or_else(|| {
-            ApiError::bad_request("the Connect request frame is shorter than its length prefix")
-        })?
     } else {
         body
     };
@@ -157,11 +148,16 @@ fn request_message<T: serde::de::DeserializeOwned>(
 fn stream_error(error: ApiError) -> Response {
     let end = frame(
         END_STREAM,
-        &json!({"error": {"code": connect_code(error.status), "message": error.message}}),
+        &EndOfStream {
+            error: Some(ConnectErrorBody {
+                code: connect_code(error.status).to_owned(),
+                message: error.message,
+            }),
+        },
     );
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/connect+json")],
+        [(header::CONTENT_TYPE, connect::CONTENT_TYPE)],
         Body::from(end),
     )
         .into_response()
@@ -188,7 +184,8 @@ async fn spawn(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Response, ApiError> {
-    let request: StartBody = request_message(headers, body)?;
+    // The config is kept as sent, to list it back.
+    let request: StartRequest<Value> = request_message(headers, body)?;
     let raw_config = request.process.ok_or_else(|| {
         ApiError::bad_request("missing \"process\": send {\"process\": {\"cmd\": ...}}")
     })?;
@@ -236,9 +233,7 @@ async fn spawn(
             kill: kill.clone(),
         },
     );
-    let _ = tx
-        .send(frame(0, &json!({"event": {"start": {"pid": pid}}})))
-        .await;
+    let _ = tx.send(event_frame(ProcessEvent::start(pid))).await;
     tokio::spawn(stream_command(
         sandbox.clone(),
         pid,
@@ -255,7 +250,7 @@ async fn spawn(
             .map(|chunk| (Ok::<_, Infallible>(chunk), rx))
     });
     Ok((
-        [(header::CONTENT_TYPE, "application/connect+json")],
+        [(header::CONTENT_TYPE, connect::CONTENT_TYPE)],
         Body::from_stream(stream),
     )
         .into_response())
@@ -278,8 +273,7 @@ async fn stream_command(
     let mut closed = sandbox.closed();
     let (mut out_buf, mut err_buf) = (vec![0u8; 32 * 1024], vec![0u8; 32 * 1024]);
     let (mut out_open, mut err_open) = (true, true);
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let mut end_error: Option<Value> = None;
+    let mut end_error: Option<ConnectErrorBody> = None;
     let mut cap = OutputCap::default();
     let keepalive = tokio::time::sleep(KEEPALIVE);
     tokio::pin!(keepalive);
@@ -290,17 +284,17 @@ async fn stream_command(
                 Ok(0) | Err(_) => { out_open = false; None }
                 Ok(n) => match cap.take(0, &out_buf[..n]) {
                     [] => None,
-                    now => Some(json!({"event": {"data": {"stdout": b64.encode(now)}}})),
+                    now => Some(ProcessEvent::data(DataEvent::output(false, now))),
                 },
             },
             read = stderr.read(&mut err_buf), if err_open => match read {
                 Ok(0) | Err(_) => { err_open = false; None }
                 Ok(n) => match cap.take(1, &err_buf[..n]) {
                     [] => None,
-                    now => Some(json!({"event": {"data": {"stderr": b64.encode(now)}}})),
+                    now => Some(ProcessEvent::data(DataEvent::output(true, now))),
                 },
             },
-            _ = &mut keepalive => Some(json!({"event": {"keepalive": {}}})),
+            _ = &mut keepalive => Some(ProcessEvent::keepalive()),
             _ = tx.closed() => {
                 sandbox.commands.lock().expect("sandbox lock").remove(&pid);
                 jail.kill().await;
@@ -313,21 +307,28 @@ async fn stream_command(
                 None
             }
             _ = tokio::time::sleep_until(deadline) => {
-                end_error = Some(json!({"code": "deadline_exceeded", "message": format!(
-                    "the command ran past the server's {} s deadline and was killed",
-                    sandbox.execution_timeout().as_secs())}));
+                end_error = Some(ConnectErrorBody {
+                    code: "deadline_exceeded".into(),
+                    message: format!(
+                        "the command ran past the server's {} s deadline and was killed",
+                        sandbox.execution_timeout().as_secs()
+                    ),
+                });
                 break;
             }
             _ = killed(&mut closed) => {
-                end_error = Some(json!({"code": "canceled", "message": "the sandbox was killed while the command ran"}));
+                end_error = Some(ConnectErrorBody {
+                    code: "canceled".into(),
+                    message: "the sandbox was killed while the command ran".into(),
+                });
                 break;
             }
         };
         keepalive
             .as_mut()
             .reset(tokio::time::Instant::now() + KEEPALIVE);
-        if let Some(event) = event
-            && tx.send(frame(0, &event)).await.is_err()
+        if let Some(happened) = event
+            && tx.send(event_frame(happened)).await.is_err()
         {
             sandbox.commands.lock().expect("sandbox lock").remove(&pid);
             jail.kill().await;
@@ -360,45 +361,39 @@ async fn stream_command(
             (None, Some(signal)) => (-1, format!("signal: {signal}")),
             (None, None) => (-1, "unknown".to_owned()),
         };
-        let end = json!({"event": {"end": {"exitCode": code, "exited": true, "status": text}}});
-        let _ = tx.send(frame(0, &end)).await;
-        let _ = tx.send(frame(END_STREAM, &json!({}))).await;
+        let end = EndEvent {
+            exit_code: code,
+            exited: true,
+            status: Some(text),
+            error: None,
+        };
+        let _ = tx.send(event_frame(ProcessEvent::end(end))).await;
+        let _ = tx.send(frame(END_STREAM, &EndOfStream::default())).await;
     } else {
-        let error = end_error.unwrap_or_else(|| {
-            json!({"code": "deadline_exceeded", "message": "the command ran past the server's deadline and was killed"})
+        let error = end_error.unwrap_or_else(|| ConnectErrorBody {
+            code: "deadline_exceeded".into(),
+            message: "the command ran past the server's deadline and was killed".into(),
         });
-        let _ = tx.send(frame(END_STREAM, &json!({ "error": error }))).await;
+        let end = EndOfStream { error: Some(error) };
+        let _ = tx.send(frame(END_STREAM, &end)).await;
     }
     remove_root(root).await;
 }
 
 /// `POST /process.Process/List`: the commands still running.
 pub(crate) async fn list(Extension(sandbox): Extension<Arc<Sandbox>>) -> Response {
-    let processes: Vec<Value> = sandbox
+    let processes: Vec<ProcessInfo<Value>> = sandbox
         .commands
         .lock()
         .expect("sandbox lock")
         .iter()
-        .map(|(pid, command)| {
-            let mut info = json!({"pid": pid, "config": command.config});
-            if let Some(tag) = &command.tag {
-                info["tag"] = tag.clone().into();
-            }
-            info
+        .map(|(pid, command)| ProcessInfo {
+            pid: *pid,
+            config: command.config.clone(),
+            tag: command.tag.clone(),
         })
         .collect();
-    axum::Json(json!({ "processes": processes })).into_response()
-}
-
-#[derive(Debug, Deserialize)]
-struct SignalBody {
-    process: Option<Selector>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Selector {
-    pid: Option<u32>,
-    tag: Option<String>,
+    axum::Json(ListResponse { processes }).into_response()
 }
 
 /// `POST /process.Process/SendSignal`: SIGKILL and SIGTERM both end the command's whole jail.
@@ -408,7 +403,8 @@ pub(crate) async fn send_signal(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ConnectError> {
     let body = body.map_err(ApiError::from_body)?;
-    let request: SignalBody = request_message(&headers, &body)?;
+    // The signal is not read: SIGKILL and SIGTERM both end the jail.
+    let request: SignalRequest = request_message(&headers, &body)?;
     let selector = request.process.ok_or_else(|| {
         ApiError::bad_request(
             "missing \"process\": send {\"process\": {\"pid\": N}, \"signal\": \"SIGNAL_SIGKILL\"}",
@@ -425,7 +421,7 @@ pub(crate) async fn send_signal(
     match found {
         Some((_, command)) => {
             command.kill.notify_one();
-            Ok(axum::Json(json!({})).into_response())
+            Ok(axum::Json(serde_json::Map::new()).into_response())
         }
         None => Err(ConnectError(ApiError::not_found(format!(
             "process {:?} not found: it has ended or never ran; list running ones with process.Process/List",
@@ -453,12 +449,11 @@ mod tests {
         assert_eq!(cap.take(1, b"err"), b"");
         assert_eq!(sent, HEAD_BYTES);
         let frames = cap.finish();
-        let b64 = base64::engine::general_purpose::STANDARD;
         let mut out = Vec::new();
         for frame in &frames {
-            let message: Value = serde_json::from_slice(&frame[5..]).unwrap();
-            if let Some(data) = message["event"]["data"]["stdout"].as_str() {
-                out.extend(b64.decode(data).unwrap());
+            let message: ProcessMessage = serde_json::from_slice(&frame[5..]).unwrap();
+            if let Some(data) = message.event.data.and_then(|d| d.stdout_bytes()) {
+                out.extend(data);
             }
         }
         let cut = (10 << 20) - HEAD_BYTES - TAIL_BYTES;
