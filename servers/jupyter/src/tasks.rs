@@ -8,8 +8,11 @@
 //! programs [`Task::setup_program`] and [`crate::grading::CheckProgram`] are self-contained,
 //! take the home folder as a parameter (`/home/user` in a sandbox, a temporary folder in tests)
 //! and are meant to run as their own process (`python3 -I -c PROGRAM`).
+//!
+//! The built-in tasks are data files, one folder per task under `tasks/`, embedded in the
+//! binary and read once; the format is described in the `catalog` module.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use mcpgym_env::{Split, TaskSet};
 
@@ -24,7 +27,7 @@ pub const SANDBOX_HOME: &str = "/home/user";
 pub const PRELUDE: &str = include_str!("prelude.py");
 
 /// What kind of work a task asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskKind {
     /// Analysis of data files (CSV, JSON, logs) the setup writes into the home folder.
@@ -148,7 +151,8 @@ impl Task {
         !self.setup.trim().is_empty()
     }
 
-    /// The grader. Secret: for the environment's own grading only.
+    /// The grader. Secret: for the environment's own grading, and for tests and harnesses
+    /// that verify the tasks themselves; no tool and no public description returns it.
     pub fn grader(&self) -> &Grader {
         &self.grader
     }

@@ -1,5 +1,5 @@
 //! Every task, end to end with a real Python: its setup runs (twice, and must write the same
-//! files both times), a reference solution from `tests/solutions/<id>.py` solves it, the
+//! files both times), the reference solution `tasks/<id>/solution.py` solves it, the
 //! solution's answer must grade correct and a wrong answer must not; for hidden checks, the
 //! check must pass on the solved folder and fail on a folder that was only set up.
 //!
@@ -32,8 +32,9 @@ fn run_program(program: &str, cwd: &Path) -> (String, Option<i32>, String) {
     )
 }
 
-fn solutions_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/solutions")
+/// The folder of task folders, each with its reference solution `solution.py`.
+fn tasks_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks")
 }
 
 /// Every file under `root` with its bytes, by relative path.
@@ -99,7 +100,7 @@ fn verify(task: &Task, scratch: &Path) {
         assert!(!snapshot(&solved).is_empty(), "{id}: setup wrote nothing");
     }
 
-    let solution = solutions_dir().join(format!("{id}.py"));
+    let solution = tasks_dir().join(id).join("solution.py");
     let output = Command::new(PYTHON)
         .arg("-I")
         .arg(&solution)
@@ -155,10 +156,11 @@ fn every_task_is_solvable_and_graded() {
     let _ = std::fs::remove_dir_all(&scratch);
 
     // Every task has exactly one solution, and every solution a task.
-    let mut solution_ids: Vec<String> = std::fs::read_dir(solutions_dir())
+    let mut solution_ids: Vec<String> = std::fs::read_dir(tasks_dir())
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter_map(|name| name.strip_suffix(".py").map(str::to_owned))
+        .map(|e| e.unwrap().path())
+        .filter(|dir| dir.join("solution.py").is_file())
+        .map(|dir| dir.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     solution_ids.sort();
     let mut task_ids: Vec<String> = tasks.iter().map(|t| t.id().to_owned()).collect();

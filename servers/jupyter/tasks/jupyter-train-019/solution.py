@@ -1,0 +1,1 @@
+print(sum(map(int, str(7**777))))

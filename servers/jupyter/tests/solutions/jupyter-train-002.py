@@ -1,3 +1,0 @@
-import json, statistics
-e = json.load(open("employees.json"))["employees"]
-print(statistics.median([p["salary"] for p in e if p["dept"] == "Engineering"]))
