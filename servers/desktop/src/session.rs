@@ -168,7 +168,7 @@ impl Desktop {
         config: &DesktopConfig,
         name: &str,
         files: &[(&str, &str)],
-        apps: &[&[&str]],
+        apps: &[Vec<String>],
     ) -> Result<Self, DesktopError> {
         let lease = if mcpgym_jail::running_as_root() {
             let pool = UidPool::default();
@@ -197,7 +197,7 @@ impl Desktop {
         mut jail: JailConfig,
         lease: Option<UidLease>,
         files: &[(&str, &str)],
-        apps: &[&[&str]],
+        apps: &[Vec<String>],
     ) -> Result<Self, DesktopError> {
         let (folder, home) = (jail.root.clone(), jail.home_dir());
         let user = jail.run_as;
@@ -351,7 +351,7 @@ impl Desktop {
     }
 
     /// Starts an application in the jail, in the background.
-    pub async fn launch(&mut self, argv: &[&str]) -> Result<(), DesktopError> {
+    pub async fn launch(&mut self, argv: &[String]) -> Result<(), DesktopError> {
         if argv.is_empty() {
             return Ok(());
         }
