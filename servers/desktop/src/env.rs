@@ -14,11 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{ContentBlock, JsonObject, Tool};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use mcpgym_env::reward::Reward;
+use mcpgym_env::tools::ToolTable;
 use mcpgym_env::{
     BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, StepOutcome, TaskSet,
 };
@@ -29,9 +31,8 @@ use crate::grading::{DesktopSnapshot, Grade, grade};
 use crate::input::plan;
 use crate::scale::{ScaleMode, Scaling, Size};
 use crate::session::{Desktop, DesktopConfig, DisplayChoice, JAIL_HOME};
-use crate::spaces::{anthropic, openai, qwen3vl};
 use crate::tasks::{self, DesktopTask};
-use crate::tools::{ACTION_TOOLS, ActionSpace, tools};
+use crate::tools::{ActionSpace, table};
 use crate::worker::{Reply, Request, WorkerError};
 
 /// Default tool calls per episode.
@@ -45,58 +46,13 @@ const WINDOWS_TIMEOUT: Duration = Duration::from_secs(8);
 /// The longest edge of an image sent to the model (Claude's limit).
 const MAX_IMAGE_EDGE: u32 = 1568;
 
-/// How the grade becomes reward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RewardMode {
-    /// `success`: 1 when every check of the task passes, else 0.
-    #[default]
-    Sparse,
-    /// `success`: the fraction of the task's checks that pass.
-    Partial,
-}
-
-impl RewardMode {
-    /// Every mode, in the order they are listed.
-    pub const ALL: [Self; 2] = [Self::Sparse, Self::Partial];
-
-    /// The mode's name in flags and episode options.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Sparse => "sparse",
-            Self::Partial => "partial",
-        }
-    }
-
-    /// One sentence on what the mode pays.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Sparse => "`success`: 1 when every check of the task passes, else 0.",
-            Self::Partial => "`success`: the fraction of the task's checks that pass.",
-        }
-    }
-}
-
-impl std::fmt::Display for RewardMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A reward mode name that is not one of [`RewardMode::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown reward mode {0:?}: expected `sparse` or `partial`")]
-pub struct UnknownRewardMode(pub String);
-
-impl std::str::FromStr for RewardMode {
-    type Err = UnknownRewardMode;
-
-    /// Reads a name of [`RewardMode::as_str`], exactly (as episode options do).
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == text)
-            .ok_or_else(|| UnknownRewardMode(text.to_owned()))
+mcpgym_env::choices! {
+    /// How the grade becomes reward.
+    pub enum RewardMode: "reward mode" {
+        /// `success`: 1 when every check of the task passes, else 0.
+        Sparse = "sparse",
+        /// `success`: the fraction of the task's checks that pass.
+        Partial = "partial",
     }
 }
 
@@ -142,9 +98,10 @@ impl DesktopEnvConfig {
 }
 
 /// Options an episode may set (`POST /episodes {"options": {...}}`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DesktopOptions {
+    /// Overrides `--reward`.
     reward: Option<RewardMode>,
 }
 
@@ -157,7 +114,7 @@ for, call terminate(status): the desktop itself (files, window titles, clipboard
 #[derive(Debug)]
 pub struct DesktopEnv {
     config: DesktopEnvConfig,
-    tools: Vec<Tool>,
+    tools: Arc<ToolTable<DesktopEpisode>>,
     tasks: TaskSet,
     /// One episode at a time on an existing display.
     exclusive: Option<Arc<Semaphore>>,
@@ -169,7 +126,7 @@ impl DesktopEnv {
         let exclusive = matches!(config.desktop.display, DisplayChoice::Existing(_))
             .then(|| Arc::new(Semaphore::new(1)));
         Self {
-            tools: tools(config.action_space, config.allow_shell),
+            tools: Arc::new(table(config.action_space, config.allow_shell)),
             tasks: tasks::task_set(),
             exclusive,
             config,
@@ -177,12 +134,7 @@ impl DesktopEnv {
     }
 
     async fn start_episode(&self, spec: &EpisodeSpec) -> Result<DesktopEpisode, StartError> {
-        let options: DesktopOptions = serde_json::from_value(Value::Object(spec.options.clone()))
-            .map_err(|error| {
-            StartError::InvalidOptions(format!(
-                "invalid desktop options ({error}); allowed: {{\"reward\": \"sparse\"|\"partial\"}}"
-            ))
-        })?;
+        let options: DesktopOptions = spec.options("desktop")?;
         let task = tasks::task(&spec.task).ok_or_else(|| {
             StartError::InvalidOptions(format!("unknown desktop task {:?}", spec.task))
         })?;
@@ -196,11 +148,11 @@ impl DesktopEnv {
         };
         let name = format!("{:016x}", spec.rng().next_u64() ^ unique());
         let started = std::time::Instant::now();
-        let mut desktop = Desktop::start(&self.config.desktop, &name, task.files, task.launch)
+        let mut desktop = Desktop::start(&self.config.desktop, &name, &task.files(), task.launch())
             .await
             .map_err(|error| StartError::Unavailable(format!("cannot start a desktop: {error}")))?;
         let display_ready = started.elapsed();
-        wait_for_windows(&mut desktop, task.launch.len()).await;
+        wait_for_windows(&mut desktop, task.launch().len()).await;
         tracing::debug!(
             task = task.id,
             display = desktop.display_name(),
@@ -210,10 +162,10 @@ impl DesktopEnv {
         );
         let scaling = Scaling::new(desktop.screen(), self.config.scale);
         Ok(DesktopEpisode {
+            tools: Arc::clone(&self.tools),
             desktop: Some(desktop),
             task,
             scaling,
-            space: self.config.action_space,
             settle: self.config.settle,
             reward: options.reward.unwrap_or(self.config.reward),
             prompt_shown: false,
@@ -266,7 +218,7 @@ impl Environment for DesktopEnv {
     }
 
     fn tools(&self) -> &[Tool] {
-        &self.tools
+        self.tools.list()
     }
 
     fn default_max_turns(&self) -> u32 {
@@ -287,10 +239,10 @@ impl Environment for DesktopEnv {
 
 /// One episode: its desktop, its task, how it scales and what it was graded.
 pub struct DesktopEpisode {
+    tools: Arc<ToolTable<DesktopEpisode>>,
     desktop: Option<Desktop>,
     task: &'static DesktopTask,
     scaling: Scaling,
-    space: ActionSpace,
     settle: Option<Duration>,
     reward: RewardMode,
     prompt_shown: bool,
@@ -316,41 +268,16 @@ impl From<WorkerError> for Failure {
 }
 
 impl DesktopEpisode {
-    /// The canonical action a tool call asks for.
-    fn action(&self, tool: &str, arguments: JsonObject) -> Result<Action, String> {
-        let screen = self.scaling.screen;
-        match (self.space, tool) {
-            (_, "terminate") => {
-                let mut input = arguments;
-                input.insert("action".into(), "terminate".into());
-                anthropic::parse(&input, &self.scaling).map_err(|e| e.to_string())
-            }
-            (_, "screenshot") if arguments.is_empty() => Ok(Action::Screenshot),
-            (ActionSpace::Anthropic, "computer") => {
-                anthropic::parse(&arguments, &self.scaling).map_err(|e| e.to_string())
-            }
-            (ActionSpace::Anthropic, name) if ACTION_TOOLS.contains(&name) => {
-                if arguments.contains_key("action") {
-                    return Err(format!(
-                        "{name} takes no \"action\" argument (the tool's name is the action); to pass computer_20251124 input unchanged, call the computer tool"
-                    ));
-                }
-                let mut input = arguments;
-                input.insert("action".into(), name.into());
-                anthropic::parse(&input, &self.scaling).map_err(|e| e.to_string())
-            }
-            (ActionSpace::Qwen3vl, "computer_use") => {
-                qwen3vl::parse(&arguments, screen).map_err(|e| e.to_string())
-            }
-            (ActionSpace::Openai, "computer") => match arguments.get("action") {
-                Some(Value::Object(action)) => {
-                    openai::parse(action, &self.scaling).map_err(|e| e.to_string())
-                }
-                _ => Err("computer takes {\"action\": {...}}, an OpenAI computer-use action, e.g. {\"action\": {\"type\": \"click\", \"x\": 100, \"y\": 200, \"button\": \"left\"}}".into()),
-            },
-            (_, "screenshot") => Err("screenshot takes no arguments; call it with {}".into()),
-            (_, other) => Err(format!("{other} is not an action tool")),
-        }
+    /// How screenshots and coordinates scale between the screen and the model.
+    pub(crate) fn scaling(&self) -> &Scaling {
+        &self.scaling
+    }
+
+    /// `get_task`: the instruction, which then need not head the next observation.
+    pub(crate) fn get_task(&mut self) -> StepOutcome {
+        self.prompt_shown = true;
+        StepOutcome::ok(self.task.instruction.as_str())
+            .with_structured(json!({"id": self.task.id, "instruction": self.task.instruction}))
     }
 
     fn desktop(&mut self) -> Result<&mut Desktop, Failure> {
@@ -509,7 +436,8 @@ impl DesktopEpisode {
         outcome
     }
 
-    async fn run_command(&mut self, arguments: JsonObject) -> StepOutcome {
+    /// `run_command`: a shell command in the episode's jail.
+    pub(crate) async fn run_command(&mut self, arguments: JsonObject) -> StepOutcome {
         let command = match arguments.get("command") {
             Some(Value::String(command)) if !command.trim().is_empty() => command.clone(),
             _ => {
@@ -543,18 +471,9 @@ impl DesktopEpisode {
         }
     }
 
-    async fn step(&mut self, tool: &str, arguments: JsonObject) -> StepOutcome {
-        match tool {
-            "get_task" => {
-                self.prompt_shown = true;
-                return StepOutcome::ok(self.task.instruction).with_structured(
-                    json!({"id": self.task.id, "instruction": self.task.instruction}),
-                );
-            }
-            "run_command" => return self.run_command(arguments).await,
-            _ => {}
-        }
-        let action = match self.action(tool, arguments) {
+    /// Performs the action a tool call asked for (or answers why it cannot).
+    pub(crate) async fn act(&mut self, action: Result<Action, String>) -> StepOutcome {
+        let action = match action {
             Ok(action) => action,
             Err(message) => return self.with_prompt(StepOutcome::error(message)),
         };
@@ -652,7 +571,8 @@ impl EpisodeState for DesktopEpisode {
     }
 
     fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
-        Box::pin(self.step(tool, arguments))
+        let tools = Arc::clone(&self.tools);
+        tools.call(self, tool, arguments)
     }
 
     fn reveal(&self) -> JsonObject {
@@ -707,10 +627,11 @@ impl EpisodeState for DesktopEpisode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpgym_env::Choice;
 
     #[test]
     fn reward_mode_names_read_back_and_unknown_ones_list_the_choices() {
-        for mode in RewardMode::ALL {
+        for &mode in RewardMode::ALL {
             assert_eq!(mode.to_string().parse::<RewardMode>(), Ok(mode));
             let json = Value::String(mode.to_string());
             assert_eq!(serde_json::from_value::<RewardMode>(json).unwrap(), mode);

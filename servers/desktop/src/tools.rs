@@ -2,74 +2,26 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
 use mcpgym_env::schema::no_arguments;
+use mcpgym_env::tools::{Effect, ToolSpec, ToolTable, tool};
 
+use crate::action::Action;
+use crate::env::DesktopEpisode;
 use crate::spaces::{anthropic, openai, qwen3vl};
 
-/// Which computer-use format the server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionSpace {
-    /// Anthropic's: one tool per action (the reference desktop's 19, with Anthropic's
-    /// parameter names), `zoom`, and `computer` taking `computer_20251124` input unchanged.
-    #[default]
-    Anthropic,
-    /// Qwen3-VL's `computer_use` function with 0–1000 relative coordinates.
-    Qwen3vl,
-    /// OpenAI's `computer-use-preview` actions through one `computer` tool.
-    Openai,
-}
-
-impl ActionSpace {
-    /// Every action space, in the order they are listed.
-    pub const ALL: [Self; 3] = [Self::Anthropic, Self::Qwen3vl, Self::Openai];
-
-    /// The action space's name in flags.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Anthropic => "anthropic",
-            Self::Qwen3vl => "qwen3vl",
-            Self::Openai => "openai",
-        }
-    }
-
-    /// One sentence on the tools the action space lists.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Anthropic => {
-                "Anthropic's: one tool per action (the reference desktop's 19, with Anthropic's \
-                 parameter names), `zoom`, and `computer` taking `computer_20251124` input \
-                 unchanged."
-            }
-            Self::Qwen3vl => "Qwen3-VL's `computer_use` function with 0–1000 relative coordinates.",
-            Self::Openai => "OpenAI's `computer-use-preview` actions through one `computer` tool.",
-        }
-    }
-}
-
-impl std::fmt::Display for ActionSpace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// An action space name that is not one of [`ActionSpace::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown action space {0:?}: expected `anthropic`, `qwen3vl` or `openai`")]
-pub struct UnknownActionSpace(pub String);
-
-impl std::str::FromStr for ActionSpace {
-    type Err = UnknownActionSpace;
-
-    /// Reads a name of [`ActionSpace::as_str`], exactly.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|space| space.as_str() == text)
-            .ok_or_else(|| UnknownActionSpace(text.to_owned()))
+mcpgym_env::choices! {
+    /// Which computer-use format the server speaks.
+    pub enum ActionSpace: "action space" {
+        /// Anthropic's: one tool per action (the reference desktop's 19, with Anthropic's
+        /// parameter names), `zoom`, and `computer` taking `computer_20251124` input unchanged.
+        Anthropic = "anthropic",
+        /// Qwen3-VL's `computer_use` function with 0–1000 relative coordinates.
+        Qwen3vl = "qwen3vl",
+        /// OpenAI's `computer-use-preview` actions through one `computer` tool.
+        Openai = "openai",
     }
 }
 
@@ -119,96 +71,188 @@ fn duration() -> Value {
     json!({"type": "number", "minimum": 0, "maximum": 100, "description": "Seconds (0–100)."})
 }
 
-fn annotations(title: &str, read_only: bool) -> ToolAnnotations {
-    ToolAnnotations::with_title(title)
-        .read_only(read_only)
-        .destructive(!read_only)
-        .idempotent(read_only)
-        .open_world(false)
+/// A tool's declaration: its description, its input schema (as each vendor publishes it) and
+/// whether it only looks.
+fn spec(
+    name: &'static str,
+    description: impl Into<String>,
+    input: Arc<JsonObject>,
+    read_only: bool,
+) -> ToolSpec {
+    let effect = if read_only {
+        Effect::ReadOnly
+    } else {
+        Effect::Destroys
+    };
+    tool(name, description.into())
+        .input_schema(input)
+        .effect(effect)
 }
 
-fn tool(name: &'static str, description: &str, input: Arc<JsonObject>, read_only: bool) -> Tool {
-    Tool::new_with_raw(name, Some(description.to_owned().into()), input)
-        .with_annotations(annotations(name, read_only))
-}
+/// How a tool's arguments become an action (the vendor's own parser, or a refusal).
+type Parse = dyn Fn(&DesktopEpisode, JsonObject) -> Result<Action, String> + Send + Sync;
 
-fn get_task() -> Tool {
-    tool(
-        "get_task",
-        "Show this episode's task: what the desktop must look like (files, windows, clipboard) when you call terminate.",
-        no_arguments(),
-        true,
+/// Adds a tool that performs an action on the desktop.
+fn action(table: Table, spec: ToolSpec, parse: Box<Parse>) -> Table {
+    table.asynchronous(
+        spec,
+        move |episode: &mut DesktopEpisode, arguments: JsonObject| {
+            let action = parse(episode, arguments);
+            Box::pin(episode.act(action))
+        },
     )
 }
 
-fn terminate() -> Tool {
-    tool(
-        "terminate",
-        "End the episode. The desktop's real state (files, window titles, the clipboard) is then graded; the status you give is recorded but never paid for.",
-        schema(
-            json!({"status": {"type": "string", "enum": ["success", "failure"], "description": "Whether you believe the task is done."}}),
-            &["status"],
+type Table = ToolTable<DesktopEpisode>;
+
+/// `get_task`: the task's instruction (arguments are ignored, as they always were).
+fn get_task(table: Table) -> Table {
+    table.sync(
+        spec(
+            "get_task",
+            "Show this episode's task: what the desktop must look like (files, windows, clipboard) when you call terminate.",
+            no_arguments(),
+            true,
         ),
-        false,
+        |episode: &mut DesktopEpisode, _: JsonObject| episode.get_task(),
     )
 }
 
-fn run_command() -> Tool {
-    tool(
-        "run_command",
-        "Run a shell command on the desktop's machine (in /home/user) and return its output and exit code.",
-        schema(
-            json!({"command": {"type": "string", "description": "A /bin/sh command line."}}),
-            &["command"],
+/// `terminate(status)`: ends the episode and grades the desktop.
+fn terminate(table: Table) -> Table {
+    action(
+        table,
+        spec(
+            "terminate",
+            "End the episode. The desktop's real state (files, window titles, the clipboard) is then graded; the status you give is recorded but never paid for.",
+            schema(
+                json!({"status": {"type": "string", "enum": ["success", "failure"], "description": "Whether you believe the task is done."}}),
+                &["status"],
+            ),
+            false,
         ),
-        false,
+        Box::new(|episode, mut input| {
+            input.insert("action".into(), "terminate".into());
+            anthropic::parse(&input, episode.scaling()).map_err(|e| e.to_string())
+        }),
+    )
+}
+
+/// `screenshot()` outside Anthropic's space, where it takes no arguments at all.
+fn plain_screenshot(table: Table) -> Table {
+    action(
+        table,
+        spec(
+            "screenshot",
+            "Take a screenshot of the desktop.",
+            no_arguments(),
+            true,
+        ),
+        Box::new(|_, arguments| {
+            if arguments.is_empty() {
+                Ok(Action::Screenshot)
+            } else {
+                Err("screenshot takes no arguments; call it with {}".into())
+            }
+        }),
+    )
+}
+
+fn run_command(table: Table) -> Table {
+    table.asynchronous(
+        spec(
+            "run_command",
+            "Run a shell command on the desktop's machine (in /home/user) and return its output and exit code.",
+            schema(
+                json!({"command": {"type": "string", "description": "A /bin/sh command line."}}),
+                &["command"],
+            ),
+            false,
+        ),
+        |episode: &mut DesktopEpisode, arguments: JsonObject| Box::pin(episode.run_command(arguments)),
     )
 }
 
 /// The tools of `space`; `run_command` only when `allow_shell`.
-pub fn tools(space: ActionSpace, allow_shell: bool) -> Vec<Tool> {
-    let mut tools = match space {
-        ActionSpace::Anthropic => anthropic_tools(),
-        ActionSpace::Qwen3vl => vec![
-            tool(
-                "computer_use",
-                "Use the mouse and keyboard on the desktop (Qwen3-VL's computer_use). Coordinates are relative, 0–1000 on each axis of the screen. Returns a screenshot after the action.",
-                Arc::new(qwen3vl::parameters_schema()),
-                false,
-            ),
-            tool(
-                "screenshot",
-                "Take a screenshot of the desktop.",
-                no_arguments(),
-                true,
-            ),
-            get_task(),
-        ],
-        ActionSpace::Openai => vec![
-            tool(
-                "computer",
-                "Perform one OpenAI computer-use action on the desktop: {\"action\": {\"type\": \"click\", \"x\": 10, \"y\": 20, \"button\": \"left\"}}. Returns a screenshot after the action.",
-                schema(
-                    json!({"action": Value::Object(openai::parameters_schema())}),
-                    &["action"],
+pub(crate) fn table(space: ActionSpace, allow_shell: bool) -> ToolTable<DesktopEpisode> {
+    let table = ToolTable::new();
+    let table = match space {
+        ActionSpace::Anthropic => anthropic_tools(table),
+        ActionSpace::Qwen3vl => {
+            let table = action(
+                table,
+                spec(
+                    "computer_use",
+                    "Use the mouse and keyboard on the desktop (Qwen3-VL's computer_use). Coordinates are relative, 0–1000 on each axis of the screen. Returns a screenshot after the action.",
+                    Arc::new(qwen3vl::parameters_schema()),
+                    false,
                 ),
-                false,
-            ),
-            terminate(),
-            get_task(),
-        ],
+                Box::new(|episode, arguments| {
+                    qwen3vl::parse(&arguments, episode.scaling().screen).map_err(|e| e.to_string())
+                }),
+            );
+            get_task(plain_screenshot(table))
+        }
+        ActionSpace::Openai => {
+            let table = action(
+                table,
+                spec(
+                    "computer",
+                    "Perform one OpenAI computer-use action on the desktop: {\"action\": {\"type\": \"click\", \"x\": 10, \"y\": 20, \"button\": \"left\"}}. Returns a screenshot after the action.",
+                    schema(
+                        json!({"action": Value::Object(openai::parameters_schema())}),
+                        &["action"],
+                    ),
+                    false,
+                ),
+                Box::new(|episode, arguments| {
+                    match arguments.get("action") {
+                    Some(Value::Object(action)) => {
+                        openai::parse(action, episode.scaling()).map_err(|e| e.to_string())
+                    }
+                    _ => Err("computer takes {\"action\": {...}}, an OpenAI computer-use action, e.g. {\"action\": {\"type\": \"click\", \"x\": 100, \"y\": 200, \"button\": \"left\"}}".into()),
+                }
+                }),
+            );
+            get_task(terminate(table))
+        }
     };
     if allow_shell {
-        tools.push(run_command());
+        run_command(table)
+    } else {
+        table
     }
-    tools
 }
 
-fn anthropic_tools() -> Vec<Tool> {
-    let click = |name: &'static str, what: &str| {
-        tool(
+/// An Anthropic action tool: the tool's name is the action, its arguments the action's input.
+fn anthropic_action(
+    table: Table,
+    name: &'static str,
+    description: impl Into<String>,
+    input: Arc<JsonObject>,
+    read_only: bool,
+) -> Table {
+    action(
+        table,
+        spec(name, description, input, read_only),
+        Box::new(move |episode, mut input| {
+            if input.contains_key("action") {
+                return Err(format!(
+                    "{name} takes no \"action\" argument (the tool's name is the action); to pass computer_20251124 input unchanged, call the computer tool"
+                ));
+            }
+            input.insert("action".into(), name.into());
+            anthropic::parse(&input, episode.scaling()).map_err(|e| e.to_string())
+        }),
+    )
+}
+
+fn anthropic_tools(table: Table) -> Table {
+    let click = |table: Table, name: &'static str, what: &str| {
+        anthropic_action(
+            table,
             name,
-            &format!(
+            format!(
                 "{what} at a coordinate (or where the pointer is), optionally holding modifier keys. Returns a screenshot."
             ),
             schema(
@@ -219,137 +263,169 @@ fn anthropic_tools() -> Vec<Tool> {
         )
     };
     let keys_alias = json!({"type": "string", "description": "Alias of text."});
-    vec![
-        tool(
+    // A screenshot without arguments needs no parsing; with some, Anthropic's parser judges.
+    let table = action(
+        table,
+        spec(
             "screenshot",
             "Take a screenshot of the desktop.",
             no_arguments(),
             true,
         ),
-        tool(
-            "cursor_position",
-            "Report the pointer's position as X=<x>,Y=<y> in screenshot pixels.",
-            no_arguments(),
-            true,
+        Box::new(|episode, mut input| {
+            if input.is_empty() {
+                return Ok(Action::Screenshot);
+            }
+            if input.contains_key("action") {
+                return Err("screenshot takes no \"action\" argument (the tool's name is the action); to pass computer_20251124 input unchanged, call the computer tool".into());
+            }
+            input.insert("action".into(), "screenshot".into());
+            anthropic::parse(&input, episode.scaling()).map_err(|e| e.to_string())
+        }),
+    );
+    let table = anthropic_action(
+        table,
+        "cursor_position",
+        "Report the pointer's position as X=<x>,Y=<y> in screenshot pixels.",
+        no_arguments(),
+        true,
+    );
+    let table = anthropic_action(
+        table,
+        "get_screen_size",
+        "Report the screen's size as WIDTHxHEIGHT in screenshot pixels (the space every coordinate uses).",
+        no_arguments(),
+        true,
+    );
+    let table = click(table, "left_click", "Click the left button");
+    let table = click(table, "right_click", "Click the right button");
+    let table = click(table, "middle_click", "Click the middle button");
+    let table = click(table, "double_click", "Double-click the left button");
+    let table = click(
+        table,
+        "triple_click",
+        "Triple-click the left button (selects a line or paragraph)",
+    );
+    let table = anthropic_action(
+        table,
+        "mouse_move",
+        "Move the pointer. Returns a screenshot.",
+        schema(
+            json!({"coordinate": coordinate("Where to")}),
+            &["coordinate"],
         ),
-        tool(
-            "get_screen_size",
-            "Report the screen's size as WIDTHxHEIGHT in screenshot pixels (the space every coordinate uses).",
-            no_arguments(),
-            true,
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "left_click_drag",
+        "Press the left button at start_coordinate, drag to coordinate, release. Returns a screenshot.",
+        schema(
+            json!({"start_coordinate": coordinate("Where to press"), "coordinate": coordinate("Where to release")}),
+            &["start_coordinate", "coordinate"],
         ),
-        click("left_click", "Click the left button"),
-        click("right_click", "Click the right button"),
-        click("middle_click", "Click the middle button"),
-        click("double_click", "Double-click the left button"),
-        click(
-            "triple_click",
-            "Triple-click the left button (selects a line or paragraph)",
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "left_mouse_down",
+        "Press the left button and keep it down (optionally after moving to coordinate). Returns a screenshot.",
+        schema(json!({"coordinate": coordinate("Where to press")}), &[]),
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "left_mouse_up",
+        "Release the left button (optionally after moving to coordinate). Returns a screenshot.",
+        schema(json!({"coordinate": coordinate("Where to release")}), &[]),
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "scroll",
+        "Turn the mouse wheel at a coordinate. Returns a screenshot.",
+        schema(
+            json!({
+                "coordinate": coordinate("Where to scroll"),
+                "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
+                "scroll_amount": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Wheel clicks."},
+                "text": modifiers(),
+            }),
+            &["scroll_direction", "scroll_amount"],
         ),
-        tool(
-            "mouse_move",
-            "Move the pointer. Returns a screenshot.",
-            schema(
-                json!({"coordinate": coordinate("Where to")}),
-                &["coordinate"],
-            ),
-            false,
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "type",
+        "Type text (any Unicode) into the focused window. Returns a screenshot.",
+        schema(
+            json!({"text": {"type": "string", "description": "The text to type."}}),
+            &["text"],
         ),
-        tool(
-            "left_click_drag",
-            "Press the left button at start_coordinate, drag to coordinate, release. Returns a screenshot.",
-            schema(
-                json!({"start_coordinate": coordinate("Where to press"), "coordinate": coordinate("Where to release")}),
-                &["start_coordinate", "coordinate"],
-            ),
-            false,
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "key",
+        "Press a key or chord, xdotool style: \"Return\", \"ctrl+s\", \"alt+Tab\", \"KP_0\"; several separated by spaces are pressed in turn. Returns a screenshot.",
+        schema(
+            json!({"text": {"type": "string", "description": "The key or chord, e.g. \"ctrl+s\"."}, "keys": keys_alias}),
+            &[],
         ),
-        tool(
-            "left_mouse_down",
-            "Press the left button and keep it down (optionally after moving to coordinate). Returns a screenshot.",
-            schema(json!({"coordinate": coordinate("Where to press")}), &[]),
-            false,
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "hold_key",
+        "Hold a key or chord down for a duration, then release it. Returns a screenshot.",
+        schema(
+            json!({"text": {"type": "string", "description": "The key or chord, e.g. \"shift\"."}, "keys": keys_alias, "duration": duration()}),
+            &["duration"],
         ),
-        tool(
-            "left_mouse_up",
-            "Release the left button (optionally after moving to coordinate). Returns a screenshot.",
-            schema(json!({"coordinate": coordinate("Where to release")}), &[]),
-            false,
+        false,
+    );
+    let table = anthropic_action(
+        table,
+        "wait",
+        "Wait, then take a screenshot.",
+        schema(json!({"duration": duration()}), &["duration"]),
+        true,
+    );
+    let table = anthropic_action(
+        table,
+        "zoom",
+        "Show a region [x1, y1, x2, y2] of the screen (screenshot pixels) at the screen's full resolution.",
+        schema(
+            json!({"region": {"type": "array", "items": {"type": "integer"}, "minItems": 4, "maxItems": 4, "description": "[x1, y1, x2, y2] with x1 < x2 and y1 < y2."}}),
+            &["region"],
         ),
-        tool(
-            "scroll",
-            "Turn the mouse wheel at a coordinate. Returns a screenshot.",
-            schema(
-                json!({
-                    "coordinate": coordinate("Where to scroll"),
-                    "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
-                    "scroll_amount": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Wheel clicks."},
-                    "text": modifiers(),
-                }),
-                &["scroll_direction", "scroll_amount"],
-            ),
-            false,
-        ),
-        tool(
-            "type",
-            "Type text (any Unicode) into the focused window. Returns a screenshot.",
-            schema(
-                json!({"text": {"type": "string", "description": "The text to type."}}),
-                &["text"],
-            ),
-            false,
-        ),
-        tool(
-            "key",
-            "Press a key or chord, xdotool style: \"Return\", \"ctrl+s\", \"alt+Tab\", \"KP_0\"; several separated by spaces are pressed in turn. Returns a screenshot.",
-            schema(
-                json!({"text": {"type": "string", "description": "The key or chord, e.g. \"ctrl+s\"."}, "keys": keys_alias}),
-                &[],
-            ),
-            false,
-        ),
-        tool(
-            "hold_key",
-            "Hold a key or chord down for a duration, then release it. Returns a screenshot.",
-            schema(
-                json!({"text": {"type": "string", "description": "The key or chord, e.g. \"shift\"."}, "keys": keys_alias, "duration": duration()}),
-                &["duration"],
-            ),
-            false,
-        ),
-        tool(
-            "wait",
-            "Wait, then take a screenshot.",
-            schema(json!({"duration": duration()}), &["duration"]),
-            true,
-        ),
-        tool(
-            "zoom",
-            "Show a region [x1, y1, x2, y2] of the screen (screenshot pixels) at the screen's full resolution.",
-            schema(
-                json!({"region": {"type": "array", "items": {"type": "integer"}, "minItems": 4, "maxItems": 4, "description": "[x1, y1, x2, y2] with x1 < x2 and y1 < y2."}}),
-                &["region"],
-            ),
-            true,
-        ),
-        terminate(),
-        tool(
+        true,
+    );
+    let table = terminate(table);
+    let table = action(
+        table,
+        spec(
             "computer",
             "Anthropic's computer tool (computer_20251124): one action with its input unchanged, e.g. {\"action\": \"left_click\", \"coordinate\": [100, 200]}.",
             Arc::new(anthropic::input_schema()),
             false,
         ),
-        get_task(),
-    ]
+        Box::new(|episode, input| {
+            anthropic::parse(&input, episode.scaling()).map_err(|e| e.to_string())
+        }),
+    );
+    get_task(table)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpgym_env::Choice;
 
     #[test]
     fn action_space_names_read_back_and_unknown_ones_list_the_choices() {
-        for space in ActionSpace::ALL {
+        for &space in ActionSpace::ALL {
             assert_eq!(space.to_string().parse::<ActionSpace>(), Ok(space));
             let json = serde_json::Value::String(space.to_string());
             assert_eq!(serde_json::from_value::<ActionSpace>(json).unwrap(), space);
@@ -364,7 +440,8 @@ mod tests {
     #[test]
     fn every_space_lists_its_tools() {
         let names = |space, shell| -> Vec<String> {
-            tools(space, shell)
+            table(space, shell)
+                .list()
                 .iter()
                 .map(|t| t.name.to_string())
                 .collect()

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use rmcp::model::{ContentBlock, JsonObject, Tool};
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -29,6 +30,19 @@ impl EpisodeSpec {
     /// The episode's own random generator, seeded from the spec.
     pub fn rng(&self) -> EpisodeRng {
         EpisodeRng::new(self.seed)
+    }
+
+    /// The episode's options as the environment's typed struct `T` (declare it with
+    /// `#[serde(deny_unknown_fields)]` and every field optional). When they do not fit, the
+    /// error names what was wrong and lists every option `T` allows with its values, read
+    /// from `T`'s schema; `label` names the environment in that sentence.
+    pub fn options<T: DeserializeOwned + JsonSchema>(&self, label: &str) -> Result<T, StartError> {
+        serde_json::from_value(Value::Object(self.options.clone())).map_err(|error| {
+            StartError::InvalidOptions(format!(
+                "invalid {label} options ({error}); allowed: {}",
+                crate::schema::describe_object::<T>()
+            ))
+        })
     }
 }
 

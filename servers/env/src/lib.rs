@@ -8,11 +8,14 @@
 //! - [`env`](mod@env): the two traits, [`StepOutcome`], [`parse_arguments`](env::parse_arguments);
 //! - [`reward`]: named reward components;
 //! - [`task`]: task ids by [`Split`];
+//! - [`tools`]: the tool table — each tool declared once, with its schema and handler;
+//! - [`choice`]: named choices (reward modes) for flags and options, with [`choices!`];
 //! - [`schema`]: tool input and output schemas from Rust types;
 //! - [`rng`]: the episode's seeded generator;
 //! - [`progress`]: progress notifications from inside a long tool call;
 //! - [`clip`]: head-and-tail clipping of long text within a budget.
 
+pub mod choice;
 pub mod clip;
 pub mod env;
 pub mod progress;
@@ -20,7 +23,17 @@ pub mod reward;
 pub mod rng;
 pub mod schema;
 pub mod task;
+pub mod tools;
 
+/// What [`choices!`] expands to refers to these; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+}
+
+pub use choice::{Choice, UnknownChoice};
 pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
 pub use reward::Reward;
 pub use task::{Split, TaskSet};
+pub use tools::{Effect, NoArguments, ToolTable};

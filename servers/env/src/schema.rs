@@ -50,9 +50,90 @@ pub fn no_arguments() -> Arc<JsonObject> {
     Arc::new(object)
 }
 
+/// An object type's fields as a one-line sketch for messages:
+/// `{"invalid_penalty": number, "reward": "sparse"|"shaped"}`.
+pub fn describe_object<T: JsonSchema>() -> String {
+    let schema = input_schema::<T>();
+    let fields: Vec<String> = schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, field)| format!("{name:?}: {}", describe_value(field)))
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{{{}}}", fields.join(", "))
+}
+
+/// A field's schema as a sketch: its allowed values (`"a"|"b"`) or its type (`number`), with
+/// `null` left out (every option may be left out anyway).
+fn describe_value(schema: &serde_json::Value) -> String {
+    use serde_json::Value;
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let values: Vec<String> = values
+            .iter()
+            .filter(|v| !v.is_null())
+            .map(Value::to_string)
+            .collect();
+        return values.join("|");
+    }
+    if let Some(alternatives) = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        let described: Vec<String> = alternatives
+            .iter()
+            .filter(|alternative| alternative.get("type") != Some(&Value::from("null")))
+            .map(describe_value)
+            .collect();
+        return described.join("|");
+    }
+    match schema.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) => {
+            let kinds: Vec<&str> = kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|kind| *kind != "null")
+                .collect();
+            kinds.join("|")
+        }
+        _ => "any".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::choices! {
+        /// Modes.
+        enum Mode: "mode" {
+            /// One.
+            Sparse = "sparse",
+            /// Two.
+            Shaped = "shaped",
+        }
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema, serde::Deserialize)]
+    struct Options {
+        reward: Option<Mode>,
+        invalid_penalty: Option<f64>,
+        turns: u32,
+    }
+
+    #[test]
+    fn objects_are_sketched_for_messages() {
+        assert_eq!(
+            describe_object::<Options>(),
+            r#"{"invalid_penalty": number, "reward": "sparse"|"shaped", "turns": integer}"#
+        );
+    }
 
     #[allow(dead_code)]
     #[derive(JsonSchema, serde::Serialize)]

@@ -13,17 +13,16 @@
 //!   hidden check, the agent's kernels and commands are killed first, then the check runs as
 //!   its own process (`python3 -I -c CHECK`).
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use mcpgym_env::env::parse_arguments;
 use mcpgym_env::progress;
-use mcpgym_env::schema::{input_schema, no_arguments, output_schema};
+use mcpgym_env::tools::{Effect, NoArguments, ToolTable, tool};
 use mcpgym_env::{
     BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome, TaskSet,
 };
@@ -69,11 +68,14 @@ impl Default for JupyterConfig {
 }
 
 /// Options an episode may set (`POST /episodes {"options": {...}}`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct JupyterOptions {
+    /// Overrides `--reward`.
     reward: Option<RewardMode>,
+    /// Overrides `--step-cost`.
     step_cost: Option<f64>,
+    /// Overrides `--error-cost`.
     error_cost: Option<f64>,
 }
 
@@ -167,93 +169,93 @@ and review the notebook with get_notebook_state(). When you know the answer, cal
 final_answer(answer) once, giving only what the task asks for: it is graded and ends the \
 episode.";
 
-fn annotations(title: &str, read_only: bool, idempotent: bool) -> ToolAnnotations {
-    ToolAnnotations::with_title(title)
-        .read_only(read_only)
-        .destructive(false)
-        .idempotent(idempotent)
-        .open_world(false)
-}
-
-fn tools() -> Vec<Tool> {
-    vec![
-        Tool::new_with_raw(
-            "get_task",
-            Some("Show the task of this episode: what to find or produce, and the form final_answer expects.".into()),
-            no_arguments(),
+/// Jupyter's tools.
+static TOOLS: LazyLock<ToolTable<JupyterEpisode>> = LazyLock::new(|| {
+    ToolTable::new()
+        .sync(
+            tool(
+                "get_task",
+                "Show the task of this episode: what to find or produce, and the form final_answer expects.",
+            )
+            .title("Show the task")
+            .output::<TaskObservation>(),
+            JupyterEpisode::get_task,
         )
-        .with_raw_output_schema(output_schema::<TaskObservation>())
-        .with_annotations(annotations("Show the task", true, true)),
-        Tool::new_with_raw(
-            "add_and_execute_code_cell",
-            Some(
+        .asynchronous(
+            tool(
+                "add_and_execute_code_cell",
                 "Add a code cell at the end of the notebook and run it in the kernel. Variables, \
                  imports and files persist between cells. Returns stdout, stderr, the cell's \
                  value, images (as image content) and any error with its traceback; long output \
-                 is cut in the middle with a marker."
-                    .into(),
-            ),
-            input_schema::<CodeArgs>(),
+                 is cut in the middle with a marker.",
+            )
+            .title("Add and run a code cell")
+            .effect(Effect::Destroys)
+            .output::<CellObservation>()
+            .example(CODE_EXAMPLE),
+            |episode: &mut JupyterEpisode, args: CodeArgs| Box::pin(episode.run_cell(args.code, false)),
         )
-        .with_raw_output_schema(output_schema::<CellObservation>())
-        .with_annotations(
-            annotations("Add and run a code cell", false, false).destructive(true),
-        ),
-        Tool::new_with_raw(
-            "edit_and_execute_current_cell",
-            Some(
+        .asynchronous(
+            tool(
+                "edit_and_execute_current_cell",
                 "Replace the code of the current (last added) cell and run it again, e.g. to fix \
                  an error. The kernel keeps what earlier runs defined. Returns the same as \
-                 add_and_execute_code_cell."
-                    .into(),
-            ),
-            input_schema::<CodeArgs>(),
+                 add_and_execute_code_cell.",
+            )
+            .title("Edit and rerun the current cell")
+            .effect(Effect::Destroys)
+            .output::<CellObservation>()
+            .example(CODE_EXAMPLE),
+            |episode: &mut JupyterEpisode, args: CodeArgs| Box::pin(episode.run_cell(args.code, true)),
         )
-        .with_raw_output_schema(output_schema::<CellObservation>())
-        .with_annotations(annotations("Edit and rerun the current cell", false, false).destructive(true)),
-        Tool::new_with_raw(
-            "execute_shell_command",
-            Some(
+        .asynchronous(
+            tool(
+                "execute_shell_command",
                 "Run a bash command in /home/user as its own process (no network). Returns its \
                  stdout, its stderr and its exit code. /tmp is private to each command; keep \
-                 files in /home/user."
-                    .into(),
-            ),
-            input_schema::<ShellArgs>(),
+                 files in /home/user.",
+            )
+            .title("Run a shell command")
+            .effect(Effect::Destroys)
+            .output::<ShellObservation>()
+            .example(r#"{"command": "ls -la"}"#),
+            |episode: &mut JupyterEpisode, args: ShellArgs| Box::pin(episode.run_shell(args.command)),
         )
-        .with_raw_output_schema(output_schema::<ShellObservation>())
-        .with_annotations(annotations("Run a shell command", false, false).destructive(true)),
-        Tool::new_with_raw(
-            "get_notebook_state",
-            Some(
+        .sync(
+            tool(
+                "get_notebook_state",
                 "Show every cell so far with its output, and which cell is current. Images are \
-                 included only with include_images=true."
-                    .into(),
-            ),
-            input_schema::<NotebookArgs>(),
+                 included only with include_images=true.",
+            )
+            .title("Show the notebook")
+            .output::<NotebookObservation>()
+            .example(r#"{"include_images": false}"#),
+            |episode: &mut JupyterEpisode, args: NotebookArgs| {
+                episode.notebook_state(args.include_images.unwrap_or(false))
+            },
         )
-        .with_raw_output_schema(output_schema::<NotebookObservation>())
-        .with_annotations(annotations("Show the notebook", true, true)),
-        Tool::new_with_raw(
-            "final_answer",
-            Some(
+        .asynchronous(
+            tool(
+                "final_answer",
                 "Submit the final answer, in exactly the form the task asks for (e.g. only the \
-                 number). It is graded at once and the episode ends; there is one try."
-                    .into(),
-            ),
-            input_schema::<AnswerArgs>(),
+                 number). It is graded at once and the episode ends; there is one try.",
+            )
+            .title("Submit the final answer")
+            .effect(Effect::Changes)
+            .output::<AnswerObservation>()
+            .example(r#"{"answer": "42"}"#),
+            |episode: &mut JupyterEpisode, args: AnswerArgs| Box::pin(episode.final_answer(args.answer)),
         )
-        .with_raw_output_schema(output_schema::<AnswerObservation>())
-        .with_annotations(annotations("Submit the final answer", false, false)),
-    ]
-}
+});
+
+/// The example the code-cell tools show when their arguments do not parse.
+const CODE_EXAMPLE: &str = r#"{"code": "print(1 + 1)"}"#;
 
 /// The Jupyter environment.
 #[derive(Debug)]
 pub struct Jupyter {
     client: E2bClient,
     tasks: Arc<JupyterTasks>,
-    tools: Vec<Tool>,
     config: JupyterConfig,
 }
 
@@ -268,20 +270,12 @@ impl Jupyter {
         Self {
             client,
             tasks: Arc::new(tasks),
-            tools: tools(),
             config,
         }
     }
 
     fn reward(&self, spec: &EpisodeSpec) -> Result<RewardConfig, StartError> {
-        let options: JupyterOptions =
-            serde_json::from_value(serde_json::Value::Object(spec.options.clone())).map_err(
-                |error| {
-                    StartError::InvalidOptions(format!(
-                        "invalid Jupyter options ({error}); allowed: {{\"reward\": \"sparse\"|\"shaped\", \"step_cost\": number, \"error_cost\": number}}"
-                    ))
-                },
-            )?;
+        let options: JupyterOptions = spec.options("Jupyter")?;
         for cost in [options.step_cost, options.error_cost]
             .into_iter()
             .flatten()
@@ -375,7 +369,7 @@ impl Environment for Jupyter {
     }
 
     fn tools(&self) -> &[Tool] {
-        &self.tools
+        TOOLS.list()
     }
 
     fn exports(&self) -> &[&'static str] {
@@ -442,6 +436,14 @@ impl JupyterEpisode {
     }
 
     /// Puts the prompt above the first observation of the episode.
+    fn get_task(&mut self, _: NoArguments) -> StepOutcome {
+        self.prompt_shown = true;
+        StepOutcome::ok(self.task.prompt()).with_structured(json!({
+            "id": self.task.id(),
+            "prompt": self.task.prompt(),
+        }))
+    }
+
     fn with_prompt(&mut self, mut outcome: StepOutcome) -> StepOutcome {
         if !self.prompt_shown {
             self.prompt_shown = true;
@@ -701,52 +703,7 @@ impl EpisodeState for JupyterEpisode {
     fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
         Box::pin(async move {
             self.refresh().await;
-            let outcome = match tool {
-                "get_task" => {
-                    self.prompt_shown = true;
-                    return StepOutcome::ok(self.task.prompt()).with_structured(json!({
-                        "id": self.task.id(),
-                        "prompt": self.task.prompt(),
-                    }));
-                }
-                "add_and_execute_code_cell" | "edit_and_execute_current_cell" => {
-                    match parse_arguments::<CodeArgs>(
-                        tool,
-                        arguments,
-                        r#"{"code": "print(1 + 1)"}"#,
-                    ) {
-                        Ok(args) => {
-                            self.run_cell(args.code, tool == "edit_and_execute_current_cell")
-                                .await
-                        }
-                        Err(outcome) => outcome,
-                    }
-                }
-                "execute_shell_command" => {
-                    match parse_arguments::<ShellArgs>(tool, arguments, r#"{"command": "ls -la"}"#)
-                    {
-                        Ok(args) => self.run_shell(args.command).await,
-                        Err(outcome) => outcome,
-                    }
-                }
-                "get_notebook_state" => {
-                    match parse_arguments::<NotebookArgs>(
-                        tool,
-                        arguments,
-                        r#"{"include_images": false}"#,
-                    ) {
-                        Ok(args) => self.notebook_state(args.include_images.unwrap_or(false)),
-                        Err(outcome) => outcome,
-                    }
-                }
-                "final_answer" => {
-                    match parse_arguments::<AnswerArgs>(tool, arguments, r#"{"answer": "42"}"#) {
-                        Ok(args) => self.final_answer(args.answer).await,
-                        Err(outcome) => outcome,
-                    }
-                }
-                other => StepOutcome::error(format!("Unknown tool {other}.")),
-            };
+            let outcome = TOOLS.call(&mut *self, tool, arguments).await;
             self.with_prompt(outcome)
         })
     }

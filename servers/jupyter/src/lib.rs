@@ -48,5 +48,5 @@ pub use e2b::{E2bClient, E2bConfig, E2bError};
 pub use env::{Jupyter, JupyterConfig};
 pub use grading::{CheckProgram, Grading, Verdict, grade};
 pub use notebook::{CellOutput, ExecutedCell, build_notebook};
-pub use reward::{EpisodeReward, RewardConfig, RewardMode, UnknownRewardMode};
+pub use reward::{EpisodeReward, RewardConfig, RewardMode};
 pub use tasks::{Grader, JupyterTasks, Task, TaskInfo, TaskKind};

@@ -17,68 +17,18 @@
 //! stop at [`MAX_TOTAL_COST`] in all, so a right answer is always worth more than any wrong one
 //! and a long but successful episode still ends well above zero.
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::Deserialize;
-
 use mcpgym_env::Reward;
 
 /// The most the `steps` and `errors` components can take from one episode together.
 pub const MAX_TOTAL_COST: f64 = 0.5;
 
-/// Which reward to pay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RewardMode {
-    /// Only `correct`, when the answer is graded.
-    #[default]
-    Sparse,
-    /// Also a small cost per cell and per cell that raised.
-    Shaped,
-}
-
-impl RewardMode {
-    /// Every mode, in the order they are listed.
-    pub const ALL: [Self; 2] = [Self::Sparse, Self::Shaped];
-
-    /// The mode's name in flags and episode options.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Sparse => "sparse",
-            Self::Shaped => "shaped",
-        }
-    }
-
-    /// One sentence on what the mode pays.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Sparse => "Only `correct`, when the answer is graded.",
-            Self::Shaped => "Also a small cost per cell and per cell that raised.",
-        }
-    }
-}
-
-impl fmt::Display for RewardMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A reward mode name that is not one of [`RewardMode::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown reward mode {0:?}: expected `sparse` or `shaped`")]
-pub struct UnknownRewardMode(pub String);
-
-impl FromStr for RewardMode {
-    type Err = UnknownRewardMode;
-
-    /// Reads a name of [`RewardMode::as_str`], exactly (as episode options do).
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == text)
-            .ok_or_else(|| UnknownRewardMode(text.to_owned()))
+mcpgym_env::choices! {
+    /// Which reward to pay.
+    pub enum RewardMode: "reward mode" {
+        /// Only `correct`, when the answer is graded.
+        Sparse = "sparse",
+        /// Also a small cost per cell and per cell that raised.
+        Shaped = "shaped",
     }
 }
 
@@ -174,10 +124,11 @@ impl EpisodeReward {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpgym_env::Choice;
 
     #[test]
     fn mode_names_read_back_and_unknown_ones_list_the_choices() {
-        for mode in RewardMode::ALL {
+        for &mode in RewardMode::ALL {
             assert_eq!(mode.to_string().parse::<RewardMode>(), Ok(mode));
             let json = serde_json::Value::String(mode.to_string());
             assert_eq!(serde_json::from_value::<RewardMode>(json).unwrap(), mode);

@@ -5,21 +5,12 @@
 use std::str::FromStr;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-
-/// An environment's enum of named choices.
-pub trait Choice: Copy + Send + Sync + FromStr + 'static {
-    /// Every choice, in the order `--help` lists them.
-    const ALL: &'static [Self];
-    /// The choice's name on the command line.
-    fn name(self) -> &'static str;
-    /// One sentence on the choice.
-    fn describe(self) -> &'static str;
-}
+use mcpgym_shared::choice::Choice;
 
 /// The value parser of a flag taking one of `T`'s choices.
 pub fn parser<T>() -> impl TypedValueParser<Value = T>
 where
-    T: Choice,
+    T: Choice + FromStr,
     T::Err: std::error::Error + Send + Sync + 'static,
 {
     // Help lines end without a full stop, as clap writes doc comments.
@@ -28,19 +19,3 @@ where
     });
     PossibleValuesParser::new(values).try_map(|name| name.parse::<T>())
 }
-
-/// Implements [`Choice`] for an environment enum with `ALL`, `as_str` and `describe`.
-macro_rules! choice {
-    ($type:ty) => {
-        impl $crate::choices::Choice for $type {
-            const ALL: &'static [Self] = &<$type>::ALL;
-            fn name(self) -> &'static str {
-                self.as_str()
-            }
-            fn describe(self) -> &'static str {
-                <$type>::describe(self)
-            }
-        }
-    };
-}
-pub(crate) use choice;

@@ -1,12 +1,12 @@
 //! One game of Wordle: the board, the moves, and what each tool shows.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use mcpgym_env::env::parse_arguments;
+use mcpgym_env::tools::{Effect, NoArguments, ToolTable, tool};
 use mcpgym_env::{BoxFuture, EpisodeState, Reward, StepOutcome};
 
 use crate::feedback::{Mark, score};
@@ -23,11 +23,6 @@ pub struct GuessArgs {
     /// Your guess: a 5-letter English word (case does not matter).
     pub word: String,
 }
-
-/// Arguments of `history`: none.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HistoryArgs {}
 
 /// What `guess` returns as structured content.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -69,6 +64,34 @@ pub struct BoardObservation {
     /// Whether the game is over.
     pub done: bool,
 }
+
+/// Wordle's tools.
+pub(crate) static TOOLS: LazyLock<ToolTable<WordleGame>> = LazyLock::new(|| {
+    ToolTable::new()
+        .sync(
+            tool(
+                "guess",
+                "Guess the hidden 5-letter word. Returns the board with a mark per letter: 🟩 \
+                 right letter in the right spot, 🟨 in the word but elsewhere, ⬛ not in the word \
+                 (a repeated letter is marked only as often as the word has it). 6 guesses; a \
+                 guess that is not a listed English word is refused and uses none.",
+            )
+            .title("Guess a word")
+            .effect(Effect::Changes)
+            .output::<GuessObservation>()
+            .example(r#"{"word": "crane"}"#),
+            WordleGame::guess,
+        )
+        .sync(
+            tool(
+                "history",
+                "Show the board so far: every guess with its marks, and the guesses left.",
+            )
+            .title("Show the board")
+            .output::<BoardObservation>(),
+            WordleGame::history,
+        )
+});
 
 /// The state of one game.
 #[derive(Debug)]
@@ -173,11 +196,7 @@ impl WordleGame {
         outcome
     }
 
-    fn guess(&mut self, arguments: JsonObject) -> StepOutcome {
-        let args: GuessArgs = match parse_arguments("guess", arguments, r#"{"word": "crane"}"#) {
-            Ok(args) => args,
-            Err(refused) => return refused,
-        };
+    fn guess(&mut self, args: GuessArgs) -> StepOutcome {
         let Some(word) = parse_word(&args.word) else {
             return self.refuse(format!(
                 "{:?} is not a guess: a guess is exactly 5 letters A-Z, like \"crane\".",
@@ -217,10 +236,7 @@ impl WordleGame {
         outcome
     }
 
-    fn history(&self, arguments: JsonObject) -> StepOutcome {
-        if let Err(refused) = parse_arguments::<HistoryArgs>("history", arguments, "{}") {
-            return refused;
-        }
+    fn history(&mut self, _: NoArguments) -> StepOutcome {
         let observation = BoardObservation {
             guesses: self
                 .board
@@ -242,12 +258,7 @@ impl WordleGame {
 
 impl EpisodeState for WordleGame {
     fn call<'a>(&'a mut self, tool: &'a str, arguments: JsonObject) -> BoxFuture<'a, StepOutcome> {
-        let outcome = match tool {
-            "guess" => self.guess(arguments),
-            "history" => self.history(arguments),
-            other => StepOutcome::error(format!("unknown tool {other:?}; use guess or history")),
-        };
-        Box::pin(std::future::ready(outcome))
+        TOOLS.call(self, tool, arguments)
     }
 
     fn reveal(&self) -> JsonObject {
@@ -281,6 +292,16 @@ mod tests {
         WordleGame::new(*b"apple", words, RewardConfig::new(mode, None))
     }
 
+    /// Calls `guess` through the tool table, as the server does.
+    fn guess(g: &mut WordleGame, arguments: JsonObject) -> StepOutcome {
+        use std::task::{Context, Poll, Waker};
+        let mut call = TOOLS.call(g, "guess", arguments);
+        match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => panic!("Wordle answers at once"),
+        }
+    }
+
     fn args(word: &str) -> JsonObject {
         let mut a = JsonObject::new();
         a.insert("word".into(), word.into());
@@ -290,7 +311,7 @@ mod tests {
     #[test]
     fn a_win_finishes_with_the_terminal_reward() {
         let mut g = game(RewardMode::Sparse);
-        let first = g.guess(args("PAPER "));
+        let first = guess(&mut g, args("PAPER "));
         assert!(!first.is_error);
         let text = first.text();
         assert!(
@@ -299,7 +320,7 @@ mod tests {
         );
         assert!(!text.to_lowercase().contains("apple"));
         assert!(first.finished.is_none());
-        let win = g.guess(args("apple"));
+        let win = guess(&mut g, args("apple"));
         assert!(
             win.text()
                 .contains("Solved in 2 guesses! The answer was APPLE.")
@@ -313,11 +334,11 @@ mod tests {
     fn invalid_guesses_use_no_guess() {
         let mut g = game(RewardMode::Shaped);
         for bad in ["abc", "xqzvb", "cr4ne", ""] {
-            let out = g.guess(args(bad));
+            let out = guess(&mut g, args(bad));
             assert!(out.is_error, "{bad}");
             assert_eq!(out.rewards[0].name, "invalid");
         }
-        let wrong_type = g.guess({
+        let wrong_type = guess(&mut g, {
             let mut a = JsonObject::new();
             a.insert("word".into(), 12.into());
             a
@@ -331,7 +352,7 @@ mod tests {
         let mut g = game(RewardMode::Shaped);
         let mut last = None;
         for word in ["crane", "sloth", "dumpy", "wight", "fjord", "vexed"] {
-            last = Some(g.guess(args(word)));
+            last = Some(guess(&mut g, args(word)));
         }
         let last = last.unwrap();
         assert!(
@@ -345,7 +366,7 @@ mod tests {
     #[test]
     fn shaped_information_is_positive_and_bounded() {
         let mut g = game(RewardMode::Shaped);
-        let out = g.guess(args("crane"));
+        let out = guess(&mut g, args("crane"));
         let info = out
             .rewards
             .iter()

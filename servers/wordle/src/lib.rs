@@ -24,14 +24,14 @@ pub mod words;
 
 use std::sync::Arc;
 
-use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::model::Tool;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
-use mcpgym_env::schema::{input_schema, no_arguments, output_schema};
 use mcpgym_env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, StartError, TaskSet};
 
 pub use game::WordleGame;
-pub use reward::{RewardConfig, RewardMode, UnknownRewardMode};
+pub use reward::{RewardConfig, RewardMode};
 pub use tasks::WordleTasks;
 pub use words::{WordList, WordListError};
 
@@ -60,10 +60,12 @@ impl Default for WordleConfig {
 }
 
 /// Options an episode may set (`POST /episodes {"options": {...}}`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WordleOptions {
+    /// Overrides `--reward`.
     reward: Option<RewardMode>,
+    /// Overrides `--invalid-penalty`.
     invalid_penalty: Option<f64>,
 }
 
@@ -72,7 +74,6 @@ struct WordleOptions {
 pub struct Wordle {
     words: Arc<WordList>,
     tasks: WordleTasks,
-    tools: Vec<Tool>,
     reward: RewardMode,
     invalid_penalty: Option<f64>,
 }
@@ -82,43 +83,6 @@ Call guess(word); each letter comes back 🟩 (right letter, right spot), 🟨 (
 elsewhere) or ⬛ (not in the word, or no more of it). Words not in the list do not use a guess. \
 history() shows the board.";
 
-fn tools() -> Vec<Tool> {
-    vec![
-        Tool::new_with_raw(
-            "guess",
-            Some(
-                "Guess the hidden 5-letter word. Returns the board with a mark per letter: 🟩 \
-                 right letter in the right spot, 🟨 in the word but elsewhere, ⬛ not in the word \
-                 (a repeated letter is marked only as often as the word has it). 6 guesses; a \
-                 guess that is not a listed English word is refused and uses none."
-                    .into(),
-            ),
-            input_schema::<game::GuessArgs>(),
-        )
-        .with_raw_output_schema(output_schema::<game::GuessObservation>())
-        .with_annotations(
-            ToolAnnotations::with_title("Guess a word")
-                .read_only(false)
-                .destructive(false)
-                .idempotent(false)
-                .open_world(false),
-        ),
-        Tool::new_with_raw(
-            "history",
-            Some("Show the board so far: every guess with its marks, and the guesses left.".into()),
-            no_arguments(),
-        )
-        .with_raw_output_schema(output_schema::<game::BoardObservation>())
-        .with_annotations(
-            ToolAnnotations::with_title("Show the board")
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        ),
-    ]
-}
-
 impl Wordle {
     /// A Wordle environment.
     pub fn new(config: WordleConfig) -> Self {
@@ -126,7 +90,6 @@ impl Wordle {
         Self {
             words: Arc::new(config.words),
             tasks,
-            tools: tools(),
             reward: config.reward,
             invalid_penalty: config.invalid_penalty,
         }
@@ -140,14 +103,7 @@ impl Wordle {
     }
 
     fn game(&self, spec: &EpisodeSpec) -> Result<WordleGame, StartError> {
-        let options: WordleOptions =
-            serde_json::from_value(serde_json::Value::Object(spec.options.clone())).map_err(
-                |error| {
-                    StartError::InvalidOptions(format!(
-                        "invalid Wordle options ({error}); allowed: {{\"reward\": \"sparse\"|\"shaped\", \"invalid_penalty\": number}}"
-                    ))
-                },
-            )?;
+        let options: WordleOptions = spec.options("Wordle")?;
         if let Some(penalty) = options.invalid_penalty
             && !penalty.is_finite()
         {
@@ -180,7 +136,7 @@ impl Environment for Wordle {
     }
 
     fn tools(&self) -> &[Tool] {
-        &self.tools
+        game::TOOLS.list()
     }
 
     fn default_max_turns(&self) -> u32 {

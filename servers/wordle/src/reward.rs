@@ -7,11 +7,6 @@
 //! | `information` | each valid guess, `shaped` only | 0.2 × bits of the answer list the guess ruled out, over the list's total bits |
 //! | `invalid` | each refused guess | −`invalid_penalty` (0 for `sparse`, 0.02 for `shaped`, unless set) |
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::Deserialize;
-
 use mcpgym_env::Reward;
 
 use crate::game::MAX_GUESSES;
@@ -20,60 +15,13 @@ use crate::game::MAX_GUESSES;
 /// this much in total, less than a win is worth.
 pub const INFORMATION_WEIGHT: f64 = 0.2;
 
-/// Which reward to pay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RewardMode {
-    /// Only the terminal reward: `win` and `efficiency`.
-    #[default]
-    Sparse,
-    /// Also `information` on every valid guess, so a group of rollouts is not all zeros.
-    Shaped,
-}
-
-impl RewardMode {
-    /// Every mode, in the order they are listed.
-    pub const ALL: [Self; 2] = [Self::Sparse, Self::Shaped];
-
-    /// The mode's name in flags and episode options.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Sparse => "sparse",
-            Self::Shaped => "shaped",
-        }
-    }
-
-    /// One sentence on what the mode pays.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Sparse => "Only the terminal reward: `win` and `efficiency`.",
-            Self::Shaped => {
-                "Also `information` on every valid guess, so a group of rollouts is not all zeros."
-            }
-        }
-    }
-}
-
-impl fmt::Display for RewardMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A reward mode name that is not one of [`RewardMode::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown reward mode {0:?}: expected `sparse` or `shaped`")]
-pub struct UnknownRewardMode(pub String);
-
-impl FromStr for RewardMode {
-    type Err = UnknownRewardMode;
-
-    /// Reads a name of [`RewardMode::as_str`], exactly (as episode options do).
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == text)
-            .ok_or_else(|| UnknownRewardMode(text.to_owned()))
+mcpgym_env::choices! {
+    /// Which reward to pay.
+    pub enum RewardMode: "reward mode" {
+        /// Only the terminal reward: `win` and `efficiency`.
+        Sparse = "sparse",
+        /// Also `information` on every valid guess, so a group of rollouts is not all zeros.
+        Shaped = "shaped",
     }
 }
 
@@ -134,10 +82,11 @@ impl RewardConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpgym_env::Choice;
 
     #[test]
     fn mode_names_read_back_and_unknown_ones_list_the_choices() {
-        for mode in RewardMode::ALL {
+        for &mode in RewardMode::ALL {
             assert_eq!(mode.to_string().parse::<RewardMode>(), Ok(mode));
             let json = serde_json::Value::String(mode.to_string());
             assert_eq!(serde_json::from_value::<RewardMode>(json).unwrap(), mode);

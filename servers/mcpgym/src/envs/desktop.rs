@@ -13,12 +13,9 @@ use mcpgym_desktop::session::{DesktopConfig, DisplayChoice};
 use mcpgym_desktop::tools::ActionSpace;
 use mcpgym_desktop::worker::WorkerCommand;
 
-use crate::choices::{self, choice};
+use crate::choices;
 use crate::jails::QuotaArgs;
 use crate::registry::{Backing, Built, EnvFlags};
-
-choice!(RewardMode);
-choice!(ActionSpace);
 
 /// The desktop environment's own flags.
 #[derive(Debug, Clone, clap::Args)]

@@ -8,11 +8,9 @@ use anyhow::Context;
 use mcpgym_jupyter::{E2bClient, E2bConfig, Jupyter, JupyterConfig, RewardMode};
 use mcpgym_sandbox::service::ServiceConfig;
 
-use crate::choices::{self, choice};
+use crate::choices;
 use crate::jails::QuotaArgs;
 use crate::registry::{Backing, Built, EnvFlags};
-
-choice!(RewardMode);
 
 /// The Jupyter environment's own flags.
 #[derive(Debug, Clone, clap::Args)]

@@ -5,11 +5,9 @@ use std::sync::Arc;
 
 use mcpgym_wordle::{RewardMode, WordList, Wordle, WordleConfig};
 
-use crate::choices::{self, choice};
+use crate::choices;
 use crate::jails::QuotaArgs;
 use crate::registry::{Built, EnvFlags};
-
-choice!(RewardMode);
 
 /// Wordle's own flags.
 #[derive(Debug, Clone, clap::Args)]
