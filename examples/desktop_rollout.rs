@@ -18,6 +18,7 @@ use anyhow::Context;
 use base64::Engine;
 use clap::Parser;
 use mcpgym_desktop::tasks::{DemoStep, task};
+use mcpgym_shared::client::{ControlClient, NewEpisode};
 use rmcp::model::{CallToolRequestParams, ContentBlock, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
@@ -41,7 +42,7 @@ struct Args {
 fn policy(task_id: &str) -> anyhow::Result<Vec<(&'static str, Value)>> {
     let task = task(task_id).with_context(|| format!("unknown desktop task {task_id:?}"))?;
     let mut calls = vec![("screenshot", json!({}))];
-    for step in task.demo {
+    for step in task.demo() {
         calls.push(match step {
             DemoStep::Type(text) => ("type", json!({ "text": text })),
             DemoStep::Key(keys) => ("key", json!({ "text": keys })),
@@ -56,22 +57,13 @@ fn policy(task_id: &str) -> anyhow::Result<Vec<(&'static str, Value)>> {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let calls = policy(&args.task)?;
-    let http = reqwest::Client::new();
-    let created: Value = http
-        .post(format!("{}/episodes", args.url))
-        .json(&json!({"env": "desktop", "task": args.task}))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
+    let control = ControlClient::new(&args.url, None)?;
+    let created = control
+        .create_episode(&NewEpisode::default().env("desktop").task(&args.task))
         .await?;
-    let id = created["id"].as_str().context("no id")?.to_owned();
-    let mcp_url = format!(
-        "{}{}",
-        args.url,
-        created["mcp_url"].as_str().context("no mcp_url")?
-    );
-    let dir = args.out.join(&id);
+    let id = created.id.as_str();
+    let mcp_url = control.url(&created.mcp_url);
+    let dir = args.out.join(id);
     std::fs::create_dir_all(&dir)?;
     let mut steps = std::fs::File::create(dir.join("steps.jsonl"))?;
 
@@ -132,26 +124,14 @@ async fn main() -> anyhow::Result<()> {
     }
     client.cancel().await?;
 
-    let trajectory = http
-        .get(format!("{}/episodes/{id}/trajectory", args.url))
-        .send()
-        .await?
-        .text()
-        .await?;
+    let trajectory = control.trajectory(id).await?;
     std::fs::write(dir.join("trajectory.jsonl"), trajectory)?;
-    let status: Value = http
-        .get(format!("{}/episodes/{id}", args.url))
-        .send()
-        .await?
-        .json()
-        .await?;
-    http.delete(format!("{}/episodes/{id}", args.url))
-        .send()
-        .await?;
+    let status = control.status(id).await?;
+    control.close(id).await?;
     println!(
         "episode {id} ({}): return {episode_return:.1}; graded: {}; written to {}",
         args.task,
-        json!({"passed": status["passed"], "checks": status["checks"]}),
+        json!({"passed": status.revealed.get("passed"), "checks": status.revealed.get("checks")}),
         dir.display()
     );
     Ok(())

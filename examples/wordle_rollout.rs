@@ -12,6 +12,8 @@
 
 use anyhow::Context;
 use clap::Parser;
+use mcpgym_shared::client::{ControlClient, NewEpisode};
+use mcpgym_shared::task::Split;
 use mcpgym_wordle::WordList;
 use mcpgym_wordle::feedback::{Mark, score};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
@@ -29,7 +31,7 @@ struct Args {
     episodes: u64,
     /// Split to draw tasks from.
     #[arg(long, default_value = "test")]
-    split: String,
+    split: Split,
     /// Write each trajectory to DIR/<episode>.jsonl.
     #[arg(long)]
     trajectory_dir: Option<std::path::PathBuf>,
@@ -78,27 +80,23 @@ fn parse_marks(value: &Value) -> Vec<Mark> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let http = reqwest::Client::new();
+    let control = ControlClient::new(&args.url, None)?;
     let mut total_return = 0.0;
     println!(
         "{:<34} {:<10} {:<7} {:>7} {:>8}",
         "episode", "task", "answer", "turns", "return"
     );
     for seed in 0..args.episodes {
-        let created: Value = http
-            .post(format!("{}/episodes", args.url))
-            .json(&json!({"env": "wordle", "split": args.split, "seed": seed}))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
+        let created = control
+            .create_episode(
+                &NewEpisode::default()
+                    .env("wordle")
+                    .split(args.split)
+                    .seed(seed),
+            )
             .await?;
-        let id = created["id"].as_str().context("no id")?.to_owned();
-        let mcp_url = format!(
-            "{}{}",
-            args.url,
-            created["mcp_url"].as_str().context("no mcp_url")?
-        );
+        let id = created.id.as_str();
+        let mcp_url = control.url(&created.mcp_url);
 
         let client = ()
             .serve_with_lifecycle(
@@ -135,32 +133,24 @@ async fn main() -> anyhow::Result<()> {
         }
         client.cancel().await?;
 
-        let status: Value = http
-            .get(format!("{}/episodes/{id}", args.url))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let trajectory = http
-            .get(format!("{}/episodes/{id}/trajectory", args.url))
-            .send()
-            .await?
-            .text()
-            .await?;
+        let status = control.status(id).await?;
+        let trajectory = control.trajectory(id).await?;
         if let Some(dir) = &args.trajectory_dir {
             std::fs::create_dir_all(dir)?;
             std::fs::write(dir.join(format!("{id}.jsonl")), &trajectory)?;
         }
-        http.delete(format!("{}/episodes/{id}", args.url))
-            .send()
-            .await?;
+        control.close(id).await?;
         let episode_return: f64 = rewards.iter().sum();
         total_return += episode_return;
         println!(
             "{:<34} {:<10} {:<7} {:>7} {:>8.3}",
             id,
-            created["task"].as_str().unwrap_or("?"),
-            status["answer"].as_str().unwrap_or("?"),
+            created.task,
+            status
+                .revealed
+                .get("answer")
+                .and_then(Value::as_str)
+                .unwrap_or("?"),
             trajectory.lines().count(),
             episode_return
         );

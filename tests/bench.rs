@@ -1,9 +1,7 @@
 //! The benchmark commands run end to end and print their figures (no timing is asserted: speed
 //! is measured by the commands, not judged by tests).
 
-mod common;
-
-use common::BIN;
+use crate::common::BIN;
 
 /// Runs `mcpgym bench <args…>` and checks that it succeeds and prints every expected line.
 fn bench_prints(args: &[&str], expected: &[&str]) {

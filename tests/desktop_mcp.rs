@@ -3,12 +3,10 @@
 //! the pointer where it was sent (read back with xdotool inside the episode), text typed into
 //! a real terminal and read back from a file, screenshots that change.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use base64::Engine;
-use common::*;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -78,8 +76,13 @@ async fn read_file(client: &Client, path: &str) -> String {
     String::new()
 }
 
-async fn episode(server: &HttpServer, body: Value) -> (String, Client) {
-    let id = server.create(body).await["id"].as_str().unwrap().to_owned();
+/// A request for a desktop episode of `task`.
+fn desktop(task: &str) -> NewEpisode {
+    NewEpisode::default().env("desktop").task(task)
+}
+
+async fn episode(server: &HttpServer, task: &str) -> (String, Client) {
+    let id = server.create(desktop(task)).await.id;
     let client = server.legacy_client(&format!("/episodes/{id}/mcp")).await;
     // Reading the task first keeps it off the top of the next observation.
     let task = act(&client, "get_task", json!({})).await;
@@ -94,7 +97,7 @@ fn differing_pixels(a: &image::RgbaImage, b: &image::RgbaImage) -> usize {
 #[tokio::test]
 async fn actions_have_their_effects_on_a_real_desktop() {
     let server = HttpServer::start(&["desktop", "--max-turns", "1000", "--allow-shell"]);
-    let (_, client) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (_, client) = episode(&server, XTERM_TASK).await;
 
     let size = act(&client, "get_screen_size", json!({})).await;
     assert_eq!(text(&size).trim_end(), "1280x800");
@@ -250,8 +253,8 @@ async fn actions_have_their_effects_on_a_real_desktop() {
 #[tokio::test]
 async fn two_desktops_typing_at_once_see_only_their_own() {
     let server = HttpServer::start(&["desktop", "--max-turns", "1000", "--allow-shell"]);
-    let (_, a) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
-    let (_, b) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (_, a) = episode(&server, XTERM_TASK).await;
+    let (_, b) = episode(&server, XTERM_TASK).await;
     let line = |who: &str| format!("printf {who}-{who}-{who} > mine.txt\n");
     let (ra, rb) = tokio::join!(
         act(&a, "type", json!({"text": line("alpha")})),
@@ -285,7 +288,7 @@ async fn scaled_coordinates_land_on_the_right_screen_pixel() {
         "--size",
         "1920x1080",
     ]);
-    let (_, client) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (_, client) = episode(&server, XTERM_TASK).await;
     let size = text(&act(&client, "get_screen_size", json!({})).await);
     let (w, h): (u32, u32) = {
         let (w, h) = size.trim().split_once('x').unwrap();
@@ -334,7 +337,7 @@ async fn qwen3vl_actions_use_relative_coordinates() {
         "--action-space",
         "qwen3vl",
     ]);
-    let (_, client) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (_, client) = episode(&server, XTERM_TASK).await;
     let tools: Vec<String> = client
         .list_all_tools()
         .await
@@ -398,7 +401,7 @@ async fn openai_actions_are_translated() {
         "--action-space",
         "openai",
     ]);
-    let (_, client) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (_, client) = episode(&server, XTERM_TASK).await;
     let computer = |action: Value| json!({ "action": action });
     let moved = act(
         &client,
@@ -487,9 +490,9 @@ fn xvfb_children(server: u32) -> Vec<u32> {
 #[tokio::test]
 async fn a_display_that_dies_ends_its_episode_and_others_go_on() {
     let server = HttpServer::start(&["desktop"]);
-    let (a, client_a) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (a, client_a) = episode(&server, XTERM_TASK).await;
     let before = xvfb_children(server.pid());
-    let (_, client_b) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (_, client_b) = episode(&server, XTERM_TASK).await;
     let b_display: Vec<u32> = xvfb_children(server.pid())
         .into_iter()
         .filter(|p| !before.contains(p))
@@ -513,18 +516,8 @@ async fn a_display_that_dies_ends_its_episode_and_others_go_on() {
     assert_eq!(step(&broken)["aborted"], true);
     assert_eq!(step(&broken)["reward_components"], json!({}));
     let status = server.status(&a).await;
-    assert_eq!(
-        (status["done"].clone(), status["aborted"].clone()),
-        (json!(true), json!(true))
-    );
-    let trajectory = http()
-        .get(server.url(&format!("/episodes/{a}/trajectory")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    assert_eq!((status.done, status.aborted), (true, true));
+    let trajectory = server.trajectory(&a).await;
     let last: Value = serde_json::from_str(trajectory.lines().last().unwrap()).unwrap();
     assert_eq!(last["aborted"], true);
     // B is untouched.
@@ -601,24 +594,20 @@ async fn an_existing_display_serves_one_episode_at_a_time() {
     let display = OwnDisplay::start();
     let name = format!(":{}", display.1);
     let server = HttpServer::start(&["desktop", "--display", &name]);
-    let (first, client) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    let (first, client) = episode(&server, XTERM_TASK).await;
     assert_eq!(screenshot(&client).await.dimensions(), (1024, 768));
-    let busy = http()
-        .post(server.url("/episodes"))
-        .json(&json!({"env": "desktop", "task": XTERM_TASK}))
-        .send()
+    let busy = server
+        .control()
+        .create_episode(&desktop(XTERM_TASK))
         .await
-        .unwrap();
-    assert_eq!(busy.status(), 503);
-    let said = busy.text().await.unwrap();
-    assert!(said.contains("in use by another episode"), "{said}");
+        .unwrap_err();
+    assert_eq!(busy.status().map(|s| s.as_u16()), Some(503));
+    assert!(
+        busy.to_string().contains("in use by another episode"),
+        "{busy}"
+    );
     // Once the first episode is gone, the display takes the next.
-    let deleted = http()
-        .delete(server.url(&format!("/episodes/{first}")))
-        .send()
-        .await
-        .unwrap();
-    assert!(deleted.status().is_success());
-    let (_, next) = episode(&server, json!({"env": "desktop", "task": XTERM_TASK})).await;
+    server.close(&first).await;
+    let (_, next) = episode(&server, XTERM_TASK).await;
     assert_eq!(screenshot(&next).await.dimensions(), (1024, 768));
 }

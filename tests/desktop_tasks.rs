@@ -2,11 +2,9 @@
 //! passes after its scripted, keyboard-only solution is played through the MCP tools — so
 //! each task is solvable with the real applications and graded by the desktop's real state.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use mcpgym_desktop::tasks::{DemoStep, DesktopTask, catalog};
 use serde_json::{Value, json};
 
@@ -20,16 +18,16 @@ fn demo_call(step: &DemoStep) -> (&'static str, Value) {
 }
 
 async fn episode(server: &HttpServer, task: &str) -> Client {
-    let id = server.create(json!({"env": "desktop", "task": task})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = server
+        .create(NewEpisode::default().env("desktop").task(task))
+        .await
+        .id;
     server.legacy_client(&format!("/episodes/{id}/mcp")).await
 }
 
 /// Plays a task twice: untouched (must fail) and solved by its demo (must pass).
 async fn check_task(server: Arc<HttpServer>, task: &'static DesktopTask) -> Result<(), String> {
-    let untouched = episode(&server, task.id).await;
+    let untouched = episode(&server, &task.id).await;
     let done = act(&untouched, "terminate", json!({"status": "success"})).await;
     let first = step(&done);
     if first["done"] != true || first["reward"] != 0.0 {
@@ -41,8 +39,8 @@ async fn check_task(server: Arc<HttpServer>, task: &'static DesktopTask) -> Resu
     }
     let _ = untouched.cancel().await;
 
-    let solved = episode(&server, task.id).await;
-    for demo_step in task.demo {
+    let solved = episode(&server, &task.id).await;
+    for demo_step in task.demo() {
         let (tool, arguments) = demo_call(demo_step);
         let result = act(&solved, tool, arguments).await;
         if is_error(&result) {
@@ -93,13 +91,13 @@ async fn the_turn_limit_ends_the_episode_and_grades_the_desktop() {
     // The limit falls on the demo's last step: the desktop is graded then, and passes.
     let task = catalog()
         .iter()
-        .find(|t| t.demo.len() >= 2)
+        .find(|t| t.demo().len() >= 2)
         .expect("a task with a demo");
-    let limit = task.demo.len().to_string();
+    let limit = task.demo().len().to_string();
     let server = HttpServer::start(&["desktop", "--max-turns", &limit, "--no-action-screenshots"]);
-    let client = episode(&server, task.id).await;
+    let client = episode(&server, &task.id).await;
     let mut last = None;
-    for demo_step in task.demo {
+    for demo_step in task.demo() {
         let (tool, arguments) = demo_call(demo_step);
         last = Some(act(&client, tool, arguments).await);
     }

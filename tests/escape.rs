@@ -7,14 +7,12 @@
 //! Every attempt prints `HELD <name>` when the jail held and `ESCAPE <name>` when it did not;
 //! a script that stops early is caught by the list of names every report must hold.
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
+use crate::common::{Client, ControlClient, HttpServer, NewEpisode, act, is_error, text};
 use base64::Engine;
-use common::{Client, HttpServer, act, is_error, text};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A line of a hidden grader compiled into the binary (task `jupyter-train-0xx`'s check): if
 /// any file an agent can read holds it, the agent can read graders and answers.
@@ -43,7 +41,7 @@ struct Installed {
 impl Installed {
     fn new(tag: &str) -> Self {
         let path = format!("/usr/local/bin/mcpgym-battery-{tag}-{}", std::process::id());
-        std::fs::copy(common::BIN, &path).expect("copy the binary under /usr/local/bin");
+        std::fs::copy(crate::common::BIN, &path).expect("copy the binary under /usr/local/bin");
         Installed { path }
     }
 }
@@ -94,28 +92,18 @@ fn rss_kib(server: &HttpServer) -> u64 {
         .expect("VmRSS")
 }
 
-/// An HTTP client that carries the token.
-fn authorized() -> reqwest::Client {
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
-    reqwest::Client::builder()
-        .default_headers(headers)
-        .build()
-        .unwrap()
+/// A control-plane client that carries the token.
+fn authorized(server: &HttpServer) -> ControlClient {
+    ControlClient::new(&server.base, Some(TOKEN)).unwrap()
 }
 
 /// Starts an episode and connects a legacy-era MCP client to it.
-async fn episode(server: &HttpServer, body: Value) -> (String, Client) {
-    let response = authorized()
-        .post(server.url("/episodes"))
-        .json(&body)
-        .send()
+async fn episode(server: &HttpServer, request: NewEpisode) -> (String, Client) {
+    let id = authorized(server)
+        .create_episode(&request)
         .await
-        .unwrap();
-    let status = response.status();
-    let created: Value = response.json().await.unwrap();
-    assert_eq!(status, 201, "{created}\n{}", server.log.lock().unwrap());
-    let id = created["id"].as_str().unwrap().to_owned();
+        .unwrap_or_else(|e| panic!("{e}\n{}", server.log.lock().unwrap()))
+        .id;
     let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             server.url(&format!("/episodes/{id}/mcp")),
@@ -129,12 +117,7 @@ async fn episode(server: &HttpServer, body: Value) -> (String, Client) {
 }
 
 async fn delete(server: &HttpServer, id: &str) {
-    let response = authorized()
-        .delete(server.url(&format!("/episodes/{id}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 204);
+    authorized(server).close(id).await.unwrap();
 }
 
 fn b64(text: &str) -> String {
@@ -368,7 +351,9 @@ async fn jupyter_battery(run_as: RunAs) {
     );
     let (victim_id, victim) = episode(
         &server,
-        json!({"env": "jupyter", "task": "jupyter-train-000"}),
+        NewEpisode::default()
+            .env("jupyter")
+            .task("jupyter-train-000"),
     )
     .await;
     let marker = format!("victim-marker-{}", uuid_like());
@@ -382,7 +367,9 @@ async fn jupyter_battery(run_as: RunAs) {
 
     let (attacker_id, attacker) = episode(
         &server,
-        json!({"env": "jupyter", "task": "jupyter-train-000"}),
+        NewEpisode::default()
+            .env("jupyter")
+            .task("jupyter-train-000"),
     )
     .await;
     let target = Target {
@@ -450,7 +437,9 @@ async fn desktop_battery(run_as: RunAs) {
         run_as,
         &["desktop", "--max-turns", "1000", "--allow-shell"],
     );
-    let body = json!({"env": "desktop", "task": "desktop-train-000"});
+    let body = NewEpisode::default()
+        .env("desktop")
+        .task("desktop-train-000");
     let (victim_id, victim) = episode(&server, body.clone()).await;
     let marker = format!("victim-marker-{}", uuid_like());
     let planted = act(
@@ -590,9 +579,10 @@ async fn what_a_killed_server_left_is_removed_at_the_next_start() {
     }
     let installed = Installed::new("stale");
     let running = start_server(&installed, RunAs::Root, &["jupyter"]);
-    let (_, _client) = episode(&running, json!({"task": "jupyter-train-000"})).await;
+    let (_, _client) = episode(&running, NewEpisode::default().task("jupyter-train-000")).await;
     let killed = start_server(&installed, RunAs::Root, &["jupyter"]);
-    let (_, _killed_client) = episode(&killed, json!({"task": "jupyter-train-000"})).await;
+    let (_, _killed_client) =
+        episode(&killed, NewEpisode::default().task("jupyter-train-000")).await;
     let folder = format!("/tmp/mcpgym-sandbox-{}", killed.pid());
     let mounts_of = |folder: &str| {
         std::fs::read_to_string("/proc/self/mountinfo")

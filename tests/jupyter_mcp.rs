@@ -1,11 +1,9 @@
 //! The Jupyter environment through the real binary and rmcp's client, over stdio and HTTP,
 //! on real jailed kernels from the in-process sandbox service (`--sandbox local`).
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -14,6 +12,11 @@ const TASK: &str = "jupyter-train-000";
 
 /// The agent-side computation of the task's answer, as a cell.
 const SOLVE: &str = "import csv\nrows = list(csv.DictReader(open('sales.csv')))\nprint(f\"{sum(int(r['units']) * float(r['unit_price']) for r in rows if r['region'] == 'North'):.2f}\")";
+
+/// A request for a Jupyter episode of `task`.
+fn jupyter(task: &str) -> NewEpisode {
+    NewEpisode::default().env("jupyter").task(task)
+}
 
 async fn cell(client: &Client, code: &str) -> CallToolResult {
     client
@@ -191,14 +194,8 @@ async fn stdio_episode_runs_cells_and_pays_a_right_answer() {
 #[tokio::test]
 async fn http_wrong_answer_pays_nothing_and_episodes_are_isolated() {
     let server = HttpServer::start(&["jupyter", "--task", TASK]);
-    let a = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let b = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let a = server.create(jupyter(TASK)).await.id;
+    let b = server.create(jupyter(TASK)).await.id;
     let client_a = server.legacy_client(&format!("/episodes/{a}/mcp")).await;
     let client_b = server.legacy_client(&format!("/episodes/{b}/mcp")).await;
 
@@ -235,8 +232,8 @@ async fn http_wrong_answer_pays_nothing_and_episodes_are_isolated() {
     assert!(text(&wrong).contains("Incorrect"), "{}", text(&wrong));
     assert!(!text(&wrong).contains("17758"), "no answer revealed");
     let status = server.status(&a).await;
-    assert_eq!(status["done"], true);
-    assert_eq!(status["return"], 0.0);
+    assert!(status.done);
+    assert_eq!(status.return_, 0.0);
     // B goes on untouched.
     let still = cell(&client_b, "print(secret_b)").await;
     assert_eq!(text(&still), "from-b");
@@ -247,10 +244,7 @@ async fn http_wrong_answer_pays_nothing_and_episodes_are_isolated() {
 #[tokio::test]
 async fn deleting_an_episode_kills_its_sandbox() {
     let server = HttpServer::start(&["jupyter", "--task", TASK]);
-    let id = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = server.create(jupyter(TASK)).await.id;
     let client = server.legacy_client(&format!("/episodes/{id}/mcp")).await;
     // A marker file in the sandbox's home, which lives on the host under the service's folder.
     let marker = format!("marker-{}", std::process::id());
@@ -259,12 +253,7 @@ async fn deleting_an_episode_kills_its_sandbox() {
     let root = std::env::temp_dir().join(format!("mcpgym-sandbox-{}", server.pid()));
     assert!(find(&root, &marker), "the marker under {}", root.display());
 
-    let deleted = http()
-        .delete(server.url(&format!("/episodes/{id}")))
-        .send()
-        .await
-        .unwrap();
-    assert!(deleted.status().is_success(), "{}", deleted.status());
+    server.close(&id).await;
     let mut gone = false;
     for _ in 0..100 {
         if !find(&root, &marker) {
@@ -275,10 +264,7 @@ async fn deleting_an_episode_kills_its_sandbox() {
     }
     assert!(gone, "the sandbox's home outlived its episode");
     // A new episode still works.
-    let fresh = server.create(json!({"env": "jupyter", "task": TASK})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let fresh = server.create(jupyter(TASK)).await.id;
     let other = server
         .legacy_client(&format!("/episodes/{fresh}/mcp"))
         .await;
@@ -316,12 +302,7 @@ async fn hidden_checks_grade_the_files_the_agent_wrote() {
     let server = HttpServer::start(&["jupyter", "--task", CHECK_TASK]);
     let mut clients = Vec::new();
     for _ in 0..2 {
-        let id = server
-            .create(json!({"env": "jupyter", "task": CHECK_TASK}))
-            .await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let id = server.create(jupyter(CHECK_TASK)).await.id;
         clients.push(server.legacy_client(&format!("/episodes/{id}/mcp")).await);
     }
     // One episode writes the file and says where; the other only says so.
@@ -393,11 +374,9 @@ fn bad_sandbox_urls_are_refused_at_start() {
 #[tokio::test]
 async fn the_episode_exports_a_valid_notebook() {
     let server = HttpServer::start(&["jupyter", "--task", TASK]);
-    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
-    let id = created["id"].as_str().unwrap().to_owned();
-    let client = server
-        .legacy_client(created["mcp_url"].as_str().unwrap())
-        .await;
+    let created = server.create(jupyter(TASK)).await;
+    let id = created.id.clone();
+    let client = server.legacy_client(&created.mcp_url).await;
     cell(&client, "x = 6 * 7\nprint('hello')\nx").await;
     cell(&client, "1 / 0").await;
     shell(&client, "echo from-shell").await;
@@ -456,19 +435,13 @@ async fn the_episode_exports_a_valid_notebook() {
     );
 
     // Other names and other environments' episodes have nothing to export.
-    let missing = http()
-        .get(server.url(&format!("/episodes/{id}/slides")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(missing.status(), 404);
-    let body: Value = missing.json().await.unwrap();
+    let missing = server.control().document(&id, "slides").await.unwrap_err();
+    assert_eq!(missing.status().map(|s| s.as_u16()), Some(404));
     assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
+        missing
+            .to_string()
             .contains("jupyter episodes export: notebook"),
-        "{body}"
+        "{missing}"
     );
 }
 
@@ -560,10 +533,8 @@ fn rss_kib(pid: u32) -> u64 {
 async fn the_internal_sandbox_service_refuses_anyone_without_its_token() {
     let server =
         HttpServer::start_with_log(&["jupyter", "--task", TASK], "warn,mcpgym_sandbox=debug");
-    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
-    let client = server
-        .legacy_client(created["mcp_url"].as_str().unwrap())
-        .await;
+    let created = server.create(jupyter(TASK)).await;
+    let client = server.legacy_client(&created.mcp_url).await;
     assert_eq!(
         text(&cell(&client, "secret = 41\nsecret + 1").await)
             .rsplit('\n')
@@ -636,11 +607,9 @@ async fn the_internal_sandbox_service_refuses_anyone_without_its_token() {
 #[tokio::test]
 async fn printing_gigabytes_is_cut_and_leaves_the_server_flat() {
     let server = HttpServer::start(&["jupyter", "--task", TASK, "--cell-timeout", "300"]);
-    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
-    let id = created["id"].as_str().unwrap().to_owned();
-    let client = server
-        .legacy_client(created["mcp_url"].as_str().unwrap())
-        .await;
+    let created = server.create(jupyter(TASK)).await;
+    let id = created.id.clone();
+    let client = server.legacy_client(&created.mcp_url).await;
     cell(&client, "1").await;
     let before = rss_kib(server.pid());
     for _ in 0..3 {
@@ -693,26 +662,14 @@ async fn printing_gigabytes_is_cut_and_leaves_the_server_flat() {
     assert!(cut > 190_000_000, "{cut}");
     // The kernel is fine, and the stored notebook is small.
     assert_eq!(text(&cell(&client, "6 * 7").await), "42");
-    let notebook = http()
-        .get(server.url(&format!("/episodes/{id}/notebook")))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let notebook = server.control().document(&id, "notebook").await.unwrap();
     assert!(
         notebook.len() < 2 << 20,
         "notebook of {} bytes",
         notebook.len()
     );
     client.cancel().await.unwrap();
-    let deleted = http()
-        .delete(server.url(&format!("/episodes/{id}")))
-        .send()
-        .await
-        .unwrap();
-    assert!(deleted.status().is_success());
+    server.close(&id).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let after = rss_kib(server.pid());
     assert!(
@@ -757,10 +714,8 @@ fn kernels_below(ancestor: u32) -> Vec<u32> {
 #[tokio::test]
 async fn a_killed_kernel_is_restarted_within_the_call() {
     let server = HttpServer::start(&["jupyter", "--task", TASK, "--cell-timeout", "3"]);
-    let created = server.create(json!({"env": "jupyter", "task": TASK})).await;
-    let client = server
-        .legacy_client(created["mcp_url"].as_str().unwrap())
-        .await;
+    let created = server.create(jupyter(TASK)).await;
+    let client = server.legacy_client(&created.mcp_url).await;
     cell(&client, "kept = 5").await;
     // Killed by its own cell.
     let died = text(

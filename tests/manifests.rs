@@ -1,8 +1,6 @@
 //! The shipped client configurations start servers that work.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn manifest(path: &str) -> Value {
@@ -142,12 +140,11 @@ fn http_entries_use_streamable_http() {
 async fn every_tool_schema_is_openai_function_friendly() {
     let server = HttpServer::start(&["serve"]);
     for env in ["wordle", "jupyter", "desktop"] {
-        let body = server.get_json(&format!("/tools?env={env}")).await;
-        let tools = body["tools"].as_array().unwrap();
+        let tools = server.control().tools(Some(env)).await.unwrap();
         assert!(!tools.is_empty(), "{env}");
-        for tool in tools {
-            let name = tool["name"].as_str().unwrap();
-            let properties = tool["inputSchema"]["properties"].as_object().unwrap();
+        for tool in &tools {
+            let name = &tool.name;
+            let properties = tool.input_schema["properties"].as_object().unwrap();
             for (prop, schema) in properties {
                 assert!(
                     schema["type"].is_string(),

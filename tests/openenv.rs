@@ -3,9 +3,7 @@
 //! `episode_id`), and the sentences bad requests get. The WebSocket and OpenEnv's own client
 //! classes are exercised from Python (`python/tests/test_openenv.py`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Guesses from Wordle's allowed list.
@@ -59,8 +57,8 @@ async fn health_metadata_and_schema_describe_the_environment() {
 
     let (status, schema) = get(&server, "/wordle/schema").await;
     assert_eq!(status, 200);
-    let tools = server.get_json("/tools?env=wordle").await;
-    let tool_names = tool_names(&tools);
+    let tools = server.control().tools(Some("wordle")).await.unwrap();
+    let tool_names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     let actions = schema["action"]["oneOf"].as_array().unwrap();
     assert_eq!(
         actions[0]["properties"]["type"]["const"], "list_tools",
@@ -114,7 +112,7 @@ async fn http_reset_and_step_play_a_game_to_its_end() {
         "{reset}"
     );
     // An ordinary episode: on the control plane and counted.
-    assert_eq!(server.status(&id).await["env"], "wordle");
+    assert_eq!(server.status(&id).await.env, "wordle");
     assert_eq!(server.started("wordle").await, before + 1);
 
     let step = |action: Value| {
@@ -188,22 +186,22 @@ async fn http_reset_and_step_play_a_game_to_its_end() {
     assert_eq!(last["done"], true, "six guesses end the game: {last}");
 
     let status = server.status(&id).await;
-    assert_eq!(status["done"], true);
+    assert!(status.done);
     let total: f64 = rewards.iter().sum();
-    let episode_return = status["return"].as_f64().unwrap();
+    let episode_return = status.return_;
     assert!(
         (total - episode_return).abs() < 1e-9,
         "rewards {rewards:?} sum to {total}, the episode's return is {episode_return}"
     );
-    assert_eq!(last["metadata"]["return"], status["return"]);
-    assert_eq!(last["metadata"]["turn"], status["turn"]);
+    assert_eq!(last["metadata"]["return"], json!(status.return_));
+    assert_eq!(last["metadata"]["turn"], status.turn);
 
     let (code, state) = get(&server, &format!("/wordle/state?episode_id={id}")).await;
     assert_eq!(code, 200, "{state}");
     assert_eq!(state["episode_id"], id.as_str());
-    assert_eq!(state["step_count"], status["turn"]);
+    assert_eq!(state["step_count"], status.turn);
     assert_eq!(state["done"], true);
-    assert_eq!(state["return"], status["return"]);
+    assert_eq!(state["return"], json!(status.return_));
 
     // Every call that reached the environment is in the trajectory.
     let trajectory = server.trajectory(&id).await;
@@ -228,7 +226,11 @@ async fn bad_requests_get_sentences() {
     }
 
     // OpenEnv's task API: split and index pick a task.
-    let (_, tasks) = get(&server, "/tasks?env=wordle&split=test").await;
+    let tasks = server
+        .control()
+        .tasks(Some("wordle"), Split::Test)
+        .await
+        .unwrap();
     let (status, body) = post(
         &server,
         "/wordle/reset",
@@ -236,7 +238,7 @@ async fn bad_requests_get_sentences() {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["metadata"]["task"], tasks["tasks"][2]);
+    assert_eq!(body["metadata"]["task"], tasks.tasks[2]);
     let id = body["metadata"]["episode_id"].as_str().unwrap().to_owned();
 
     for (body, code, expected) in [

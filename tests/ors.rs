@@ -2,9 +2,7 @@
 //! session ids from `/create_session`'s event stream, `/create`, `/<env>/prompt`, tool calls
 //! answered as event streams, `/delete`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 
@@ -139,8 +137,12 @@ async fn environments_splits_and_tasks() {
     assert_eq!(guess["input_schema"]["required"], json!(["word"]));
 
     // Tasks are their ids only, in the control plane's order.
-    let ids = server.get_json("/tasks?env=wordle&split=test").await;
-    let ids = ids["tasks"].as_array().unwrap().clone();
+    let ids = server
+        .control()
+        .tasks(Some("wordle"), Split::Test)
+        .await
+        .unwrap()
+        .tasks;
     let tasks = post_json("/wordle/tasks", json!({"split": "test"})).await;
     assert_eq!(tasks["env_name"], "wordle");
     let listed: Vec<Value> = ids.iter().map(|id| json!({ "id": id })).collect();
@@ -246,9 +248,9 @@ async fn a_wordle_game_through_ors_pays_what_the_episode_returns() {
     }
     assert!(finished, "six guesses end a game");
     let status = server.status(&episode).await;
-    assert_eq!(status["done"], true);
-    assert_eq!(status["task"], "train-0005");
-    assert!((status["return"].as_f64().unwrap() - rewards).abs() < 1e-9);
+    assert!(status.done);
+    assert_eq!(status.task, "train-0005");
+    assert!((status.return_ - rewards).abs() < 1e-9);
     // The same steps are in the episode's trajectory.
     assert_eq!(server.trajectory(&episode).await.lines().count(), calls);
 
@@ -266,12 +268,8 @@ async fn a_wordle_game_through_ors_pays_what_the_episode_returns() {
         json_body(post_in(&server, "/delete", &sid)).await,
         json!({ "sid": sid })
     );
-    let gone = http()
-        .get(server.url(&format!("/episodes/{episode}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(gone.status(), 404);
+    let gone = server.control().status(&episode).await.unwrap_err();
+    assert_eq!(gone.status().map(|s| s.as_u16()), Some(404), "{gone}");
     let (status, text) = detail(post_in(&server, "/ping", &sid)).await;
     assert_eq!(status, 404);
     assert!(text.contains("POST /create"), "{text}");
@@ -387,12 +385,9 @@ async fn refusals_resume_and_bad_requests() {
     assert_eq!(result["output"]["finished"], false);
     let episode = episode_of(&result);
     let status = server.status(&episode).await;
-    assert_eq!(
-        (status["task"].as_str(), status["seed"].as_u64()),
-        (Some("train-0001"), Some(3))
-    );
+    assert_eq!((status.task.as_str(), status.seed), ("train-0001", 3));
     // Refused calls cost no turn; the illegal move is on the record.
-    assert_eq!(status["turn"], 1);
+    assert_eq!(status.turn, 1);
 
     // A client whose stream broke resumes by task_id and gets the same result.
     let (again, resumed) = call(
@@ -403,7 +398,7 @@ async fn refusals_resume_and_bad_requests() {
     )
     .await;
     assert_eq!((again, resumed), (task_id, result));
-    assert_eq!(server.status(&episode).await["turn"], 1);
+    assert_eq!(server.status(&episode).await.turn, 1);
     let events = stream(
         post_in(&server, "/wordle/call", &sid)
             .json(&json!({"name": "guess", "input": {}, "task_id": "0123"})),
@@ -450,13 +445,13 @@ async fn several_environments_bind_sessions_by_path_or_deployment() {
 
     assert_eq!(
         server.get_json("/list_environments").await,
-        json!(["desktop", "jupyter", "wordle"])
+        json!(["desktop", "hilo", "jupyter", "wordle"])
     );
     // A bare path cannot tell which environment is meant, unless X-Deployment says.
     let (status, text) = detail(post("/tasks").json(&json!({"split": "train"}))).await;
     assert_eq!(status, 400);
     assert!(
-        text.contains("several environments (desktop, jupyter, wordle)"),
+        text.contains("several environments (desktop, hilo, jupyter, wordle)"),
         "{text}"
     );
     let tasks = json_body(
@@ -469,8 +464,9 @@ async fn several_environments_bind_sessions_by_path_or_deployment() {
     let tools = json_body(get_in(&server, "/tools", "any").header("X-Deployment", "jupyter")).await;
     assert!(tool_names(&tools).contains(&"final_answer"));
     // The control plane's GET /tools is unchanged for its own clients.
-    let control = server.get_json("/tools?env=wordle").await;
-    assert_eq!(control["env"], "wordle");
+    let control = server.control().tools(Some("wordle")).await.unwrap();
+    let names: Vec<&str> = control.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["guess", "history"]);
 
     // ors-sdk's /create for split and index names no environment: the session's first
     // /<env>/ request binds it.
@@ -489,7 +485,7 @@ async fn several_environments_bind_sessions_by_path_or_deployment() {
     assert_eq!(result["ok"], true, "{result}");
     assert_eq!(server.started("wordle").await, before + 1);
     let episode = episode_of(&result);
-    assert_eq!(server.status(&episode).await["task"], "test-0000");
+    assert_eq!(server.status(&episode).await.task, "test-0000");
     // Its bare paths go to its own environment; another environment's are refused.
     let bare = call_tool(&server, "/call", &sid, "history", json!({})).await;
     assert_eq!(bare["output"]["metadata"]["episode_id"], episode);
@@ -501,12 +497,7 @@ async fn several_environments_bind_sessions_by_path_or_deployment() {
     );
 
     // A session deleted on the control plane is gone for ORS too.
-    let deleted = http()
-        .delete(server.url(&format!("/episodes/{episode}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), 204);
+    server.close(&episode).await;
     let (status, text) = detail(get_in(&server, "/wordle/prompt", &sid)).await;
     assert_eq!(status, 410);
     assert!(text.contains("unknown episode"), "{text}");
@@ -537,12 +528,8 @@ async fn idle_sessions_are_dropped_with_their_episodes_and_pings_keep_them() {
     for _ in 0..50 {
         assert_eq!(ping(&kept).await.unwrap().status(), 200);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let episode = http()
-            .get(server.url(&format!("/episodes/{idle_episode}")))
-            .send()
-            .await
-            .unwrap();
-        if episode.status() == 404 {
+        let episode = server.control().status(&idle_episode).await;
+        if episode.is_err_and(|e| e.status().is_some_and(|s| s.as_u16() == 404)) {
             dropped = true;
             break;
         }

@@ -1,13 +1,11 @@
 //! `mcpgym sandbox` through its HTTP API, as E2B clients use it: real jails, real kernels, one
 //! server for the whole file (kernels are the expensive part on two cores).
 
-mod common;
-
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common::{BIN, HttpServer};
 use base64::Engine;
-use common::{BIN, HttpServer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -1,9 +1,7 @@
 //! Wordle over streamable HTTP, in both protocol eras, through the real binary and rmcp's
 //! client: how calls bind to episodes, and that episodes never see each other.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use mcpgym_wordle::{Wordle, WordleConfig};
 use serde_json::json;
 
@@ -27,10 +25,10 @@ async fn legacy_session_binds_one_episode_and_can_win() {
     assert_eq!(first.meta.as_ref().unwrap()["mcpgym/episode"], json!(id));
     let status = server.status(&id).await;
     assert!(
-        status.get("answer").is_none(),
-        "no answer before done: {status}"
+        status.revealed.get("answer").is_none(),
+        "no answer before done: {status:?}"
     );
-    let answer = answer_of(status["task"].as_str().unwrap());
+    let answer = answer_of(&status.task);
     let win = guess(&client, &answer).await;
     assert_eq!(episode_of(&win), id, "the session keeps its episode");
     let s = step(&win);
@@ -38,9 +36,9 @@ async fn legacy_session_binds_one_episode_and_can_win() {
     assert_eq!(s["done"], true);
     assert!(s["reward"].as_f64().unwrap() >= 1.0);
     let status = server.status(&id).await;
-    assert_eq!(status["answer"], json!(answer));
-    assert_eq!(status["done"], true);
-    assert_eq!(status["return"], s["return"]);
+    assert_eq!(status.revealed["answer"], json!(answer));
+    assert!(status.done);
+    assert_eq!(Some(status.return_), s["return"].as_f64());
 
     // A second session gets its own episode.
     let other = server.legacy_client("/mcp").await;
@@ -88,9 +86,8 @@ async fn stateless_era_binds_by_meta_or_starts_a_new_episode() {
 #[tokio::test]
 async fn episode_urls_serve_exactly_one_episode_in_both_eras() {
     let server = HttpServer::start(&["wordle"]);
-    let created = server.create(json!({"seed": 5})).await;
-    let id = created["id"].as_str().unwrap().to_owned();
-    let url = created["mcp_url"].as_str().unwrap().to_owned();
+    let created = server.create(NewEpisode::default().seed(5)).await;
+    let (id, url) = (created.id, created.mcp_url);
     assert_eq!(url, format!("/episodes/{id}/mcp"));
 
     let legacy = server.legacy_client(&url).await;
@@ -105,8 +102,8 @@ async fn episode_urls_serve_exactly_one_episode_in_both_eras() {
     assert_eq!(step(&second)["turn"], 2);
 
     // _meta wins over the URL.
-    let other = server.create(json!({"seed": 6})).await;
-    let other_id = other["id"].as_str().unwrap();
+    let other = server.create(NewEpisode::default().seed(6)).await;
+    let other_id = other.id.as_str();
     let redirected = stateless
         .call_tool(call_in(other_id, "guess", word("crane")))
         .await
@@ -141,21 +138,21 @@ async fn play(client: &Client, words: [&str; 4]) -> Vec<rmcp::model::CallToolRes
 async fn concurrent_episodes_never_see_each_other() {
     let server = HttpServer::start(&["wordle"]);
     // Two seeds that pick different answers.
-    let a = server.create(json!({"seed": 1})).await;
-    let mut b = server.create(json!({"seed": 2})).await;
+    let a = server.create(NewEpisode::default().seed(1)).await;
+    let mut b = server.create(NewEpisode::default().seed(2)).await;
     let mut seed = 2;
-    while b["task"] == a["task"] {
+    while b.task == a.task {
         seed += 1;
-        b = server.create(json!({"seed": seed})).await;
+        b = server.create(NewEpisode::default().seed(seed)).await;
     }
-    let client_a = server.legacy_client(a["mcp_url"].as_str().unwrap()).await;
-    let client_b = server.legacy_client(b["mcp_url"].as_str().unwrap()).await;
+    let client_a = server.legacy_client(&a.mcp_url).await;
+    let client_b = server.legacy_client(&b.mcp_url).await;
     let words_a = ["crane", "sloth", "dumpy", "wight"];
     let words_b = ["pious", "fjord", "vexed", "abbot"];
     let (seen_a, seen_b) = tokio::join!(play(&client_a, words_a), play(&client_b, words_b));
-    for (seen, words, id) in [(&seen_a, words_a, &a["id"]), (&seen_b, words_b, &b["id"])] {
+    for (seen, words, id) in [(&seen_a, words_a, &a.id), (&seen_b, words_b, &b.id)] {
         for (turn, result) in seen.iter().enumerate() {
-            assert_eq!(step(result)["episode"], *id);
+            assert_eq!(step(result)["episode"], json!(id));
             assert_eq!(step(result)["turn"], turn + 1);
             let structured = result.structured_content.as_ref().unwrap();
             assert_eq!(structured["guess"], words[turn]);
@@ -183,10 +180,7 @@ async fn concurrent_episodes_never_see_each_other() {
         board_b.contains("PIOUS") && !board_b.contains("CRANE"),
         "{board_b}"
     );
-    assert_ne!(
-        answer_of(a["task"].as_str().unwrap()),
-        answer_of(b["task"].as_str().unwrap())
-    );
+    assert_ne!(answer_of(&a.task), answer_of(&b.task));
     client_a.cancel().await.unwrap();
     client_b.cancel().await.unwrap();
 }
@@ -196,24 +190,26 @@ async fn same_seed_same_answer_over_http() {
     let server = HttpServer::start(&["wordle"]);
     let mut answers = Vec::new();
     for _ in 0..2 {
-        let created = server.create(json!({"seed": 77, "split": "test"})).await;
-        assert!(created["task"].as_str().unwrap().starts_with("test-"));
-        let client = server
-            .stateless_client(created["mcp_url"].as_str().unwrap())
+        let created = server
+            .create(NewEpisode::default().seed(77).split(Split::Test))
             .await;
+        assert!(created.task.starts_with("test-"));
+        let client = server.stateless_client(&created.mcp_url).await;
         for w in losing_guesses("") {
             guess(&client, w).await;
         }
-        let status = server.status(created["id"].as_str().unwrap()).await;
-        assert_eq!(status["done"], true);
-        answers.push((created["task"].clone(), status["answer"].clone()));
+        let status = server.status(&created.id).await;
+        assert!(status.done);
+        answers.push((created.task, status.revealed["answer"].clone()));
         client.cancel().await.unwrap();
     }
     assert_eq!(answers[0], answers[1]);
     // And it matches a fresh process with the same seed: the choice is machine-independent.
     let other = HttpServer::start(&["wordle"]);
-    let again = other.create(json!({"seed": 77, "split": "test"})).await;
-    assert_eq!(again["task"], answers[0].0);
+    let again = other
+        .create(NewEpisode::default().seed(77).split(Split::Test))
+        .await;
+    assert_eq!(again.task, answers[0].0);
 }
 
 #[tokio::test]
@@ -222,32 +218,36 @@ async fn serve_hosts_environments_by_name() {
         // `serve` takes --http itself.
         HttpServer::start(&["serve"])
     };
-    let created = server.create(json!({"env": "wordle", "seed": 3})).await;
-    assert_eq!(created["env"], "wordle");
+    let created = server
+        .create(NewEpisode::default().env("wordle").seed(3))
+        .await;
+    assert_eq!(created.env, "wordle");
     let client = server.legacy_client("/wordle/mcp").await;
     let result = guess(&client, "crane").await;
     assert!(!is_error(&result));
     let missing = http().post(server.url("/mcp")).send().await.unwrap();
     assert_eq!(missing.status(), 404);
-    let response = http()
-        .post(server.url("/episodes"))
-        .json(&json!({"env": "chess"}))
-        .send()
+    let refused = server
+        .control()
+        .create_episode(&NewEpisode::default().env("chess"))
         .await
-        .unwrap();
-    assert_eq!(response.status(), 400);
-    let body: serde_json::Value = response.json().await.unwrap();
+        .unwrap_err();
+    assert_eq!(refused.status().map(|s| s.as_u16()), Some(400));
     assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
-            .contains("unknown environment \"chess\"; this server hosts: desktop, jupyter, wordle")
+        refused.to_string().contains(
+            "unknown environment \"chess\"; this server hosts: desktop, hilo, jupyter, wordle"
+        ),
+        "{refused}"
     );
     // Every environment is there, each behind its own MCP endpoint.
     let jupyter = server
-        .create(json!({"env": "jupyter", "task": "jupyter-train-000"}))
+        .create(
+            NewEpisode::default()
+                .env("jupyter")
+                .task("jupyter-train-000"),
+        )
         .await;
-    assert_eq!(jupyter["env"], "jupyter");
+    assert_eq!(jupyter.env, "jupyter");
     let notebook = server.legacy_client("/jupyter/mcp").await;
     let tools = notebook.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "add_and_execute_code_cell"));
@@ -258,13 +258,11 @@ async fn serve_hosts_environments_by_name() {
 #[tokio::test]
 async fn direct_stateless_path_serves_sdk_clients_and_matches_rmcp() {
     let server = HttpServer::start_with_log(&["wordle"], "mcpgym_shared::stateless=trace");
-    let a = server.create(json!({"seed": 11})).await;
-    let b = server.create(json!({"seed": 11})).await;
+    let a = server.create(NewEpisode::default().seed(11)).await;
+    let b = server.create(NewEpisode::default().seed(11)).await;
 
     // rmcp's own 2026-07-28 client takes the direct path.
-    let client = server
-        .stateless_client(a["mcp_url"].as_str().unwrap())
-        .await;
+    let client = server.stateless_client(&a.mcp_url).await;
     let first = guess(&client, "crane").await;
     assert_eq!(step(&first)["turn"], 1);
     client.cancel().await.unwrap();
@@ -277,7 +275,7 @@ async fn direct_stateless_path_serves_sdk_clients_and_matches_rmcp() {
     // The same call answered directly and by rmcp (a legacy session) gives the same result,
     // but for the episode id and the 2026-07-28 result type.
     let direct = raw_stateless_call(
-        &server.url(b["mcp_url"].as_str().unwrap()),
+        &server.url(&b.mcp_url),
         "guess",
         json!({"word": "crane"}),
         json!({}),
@@ -286,21 +284,19 @@ async fn direct_stateless_path_serves_sdk_clients_and_matches_rmcp() {
     assert_eq!(direct["id"], 42);
     assert_eq!(direct["result"]["resultType"], "complete");
     let legacy = server.legacy_client("/mcp").await;
-    let c = server.create(json!({"seed": 11})).await;
+    let c = server.create(NewEpisode::default().seed(11)).await;
     let via_rmcp = legacy
-        .call_tool(call_in(c["id"].as_str().unwrap(), "guess", word("crane")))
+        .call_tool(call_in(&c.id, "guess", word("crane")))
         .await
         .unwrap();
     legacy.cancel().await.unwrap();
     let mut direct_result = direct["result"].clone();
     direct_result.as_object_mut().unwrap().remove("resultType");
-    let direct_text = direct_result
-        .to_string()
-        .replace(b["id"].as_str().unwrap(), "EPISODE");
+    let direct_text = direct_result.to_string().replace(&b.id, "EPISODE");
     let rmcp_text = serde_json::to_value(&via_rmcp)
         .unwrap()
         .to_string()
-        .replace(c["id"].as_str().unwrap(), "EPISODE");
+        .replace(&c.id, "EPISODE");
     assert_eq!(direct_text, rmcp_text);
 
     // Protocol errors are JSON-RPC errors on both paths.

@@ -1,8 +1,6 @@
 //! Wordle over stdio, through the real binary and rmcp's client.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Flags for a game whose answer list is empty: it must not start.

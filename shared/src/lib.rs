@@ -5,7 +5,8 @@
 //! pays). Everything else is written once, here:
 //!
 //! - [`episode`]: turn counting, `max_turns` truncation, freezing after `done`, the reward
-//!   ledger with named components and a once-only terminal reward, the trajectory;
+//!   ledger with named components and a once-only terminal reward, the trajectory, and the
+//!   public status kept up to date step by step;
 //! - [`store`]: live episodes with a capacity, an idle TTL and a reaper;
 //! - [`hub`]: the environments, the store and the settings behind every transport;
 //! - [`binding`]: which episode a tool call names, for every transport; [`mcp`]: the MCP
@@ -17,12 +18,16 @@
 //!   door turns into its own wire shape; [`doors`]: OpenEnv and the Open Reward Standard over
 //!   the same episodes;
 //! - [`clip`]: head-and-tail clipping that keeps trajectory records within their budget;
-//! - [`cli`]: the flags every environment shares.
+//! - [`cli`]: the flags every environment shares; [`client`]: a typed client of the control
+//!   plane (bench, examples, tests);
+//! - re-exported from `mcpgym-env`, the environment API: [`env`](mod@env), [`tools`], [`choice`],
+//!   [`reward`], [`task`], [`schema`], [`rng`], [`progress`].
 
-pub use mcpgym_env::{clip, env, progress, reward, rng, schema, task};
+pub use mcpgym_env::{choice, clip, env, progress, reward, rng, schema, task, tools};
 
 pub mod binding;
 pub mod cli;
+pub mod client;
 pub mod doors;
 pub mod episode;
 pub mod http;

@@ -1,11 +1,17 @@
 //! Helpers shared by the end-to-end tests: start the real `mcpgym` binary and talk to it as
-//! clients do (rmcp's client over stdio and streamable HTTP, reqwest for the control plane).
+//! clients do (rmcp's client over stdio and streamable HTTP, the typed [`ControlClient`] for the
+//! control plane, reqwest for requests the client would never send).
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
+// Each test uses its own part of the client.
+#[allow(unused_imports)]
+pub use mcpgym_shared::client::{ClientError, ControlClient, Episode, NewEpisode, Status};
+#[allow(unused_imports)]
+pub use mcpgym_shared::task::Split;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, MetaObject, ProtocolVersion,
     RequestMetaObject,
@@ -126,40 +132,30 @@ impl HttpServer {
         client
     }
 
-    /// `POST /episodes` with a JSON body; returns the created episode.
-    pub async fn create(&self, body: Value) -> Value {
-        let response = http()
-            .post(self.url("/episodes"))
-            .json(&body)
-            .send()
+    /// The control-plane client for this server.
+    pub fn control(&self) -> ControlClient {
+        ControlClient::new(&self.base, None).expect("the listening line is an http:// URL")
+    }
+
+    /// `POST /episodes`; returns the created episode.
+    pub async fn create(&self, request: NewEpisode) -> Episode {
+        self.control()
+            .create_episode(&request)
             .await
-            .unwrap();
-        assert_eq!(response.status(), 201, "create {body}");
-        response.json().await.unwrap()
+            .unwrap_or_else(|e| panic!("create {request:?}: {e}"))
     }
 
     /// `GET /metrics`.
     pub async fn metrics(&self) -> String {
-        http()
-            .get(self.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        self.control().metrics().await.expect("metrics")
     }
 
     /// `GET /episodes/{id}`.
-    pub async fn status(&self, id: &str) -> Value {
-        http()
-            .get(self.url(&format!("/episodes/{id}")))
-            .send()
+    pub async fn status(&self, id: &str) -> Status {
+        self.control()
+            .status(id)
             .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+            .unwrap_or_else(|e| panic!("status of {id}: {e}"))
     }
 }
 
@@ -224,7 +220,8 @@ pub fn start_fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A plain HTTP client for the control plane.
+/// A plain HTTP client, for requests the typed [`ControlClient`] would never send (malformed
+/// bodies, missing tokens, foreign origins) and for the other doors.
 pub fn http() -> reqwest::Client {
     reqwest::Client::new()
 }
@@ -414,11 +411,6 @@ pub async fn json_body(request: reqwest::RequestBuilder) -> Value {
     request.send().await.unwrap().json().await.unwrap()
 }
 
-/// Sends `request` and reads its body as text, whatever its status.
-pub async fn text_body(request: reqwest::RequestBuilder) -> String {
-    request.send().await.unwrap().text().await.unwrap()
-}
-
 /// Sends `request`: its status and its body as JSON.
 pub async fn status_and_json(request: reqwest::RequestBuilder) -> (u16, Value) {
     let response = request.send().await.unwrap();
@@ -444,7 +436,18 @@ impl HttpServer {
 
     /// `GET /episodes/{id}/trajectory`: the episode's records as JSON Lines.
     pub async fn trajectory(&self, id: &str) -> String {
-        text_body(http().get(self.url(&format!("/episodes/{id}/trajectory")))).await
+        self.control()
+            .trajectory(id)
+            .await
+            .unwrap_or_else(|e| panic!("trajectory of {id}: {e}"))
+    }
+
+    /// `DELETE /episodes/{id}`.
+    pub async fn close(&self, id: &str) {
+        self.control()
+            .close(id)
+            .await
+            .unwrap_or_else(|e| panic!("close {id}: {e}"));
     }
 
     /// `mcpgym_episodes_started_total{env=…}` from `/metrics`; 0 before the first episode.

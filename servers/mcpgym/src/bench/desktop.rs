@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use hyper::body::Bytes;
-use hyper::{Method, StatusCode};
-use serde::Deserialize;
+use hyper::StatusCode;
+use mcpgym_shared::client::{ControlClient, NewEpisode};
 use serde_json::json;
 
-use super::{Connection, Server, percentile, tool_call_body};
+use super::harness::{Server, ToolCall};
+use super::report::percentile;
 
 /// Desktop benchmark settings.
 #[derive(Debug, clap::Args)]
@@ -48,46 +48,22 @@ pub fn run(bench: DesktopBench) -> anyhow::Result<()> {
     })
 }
 
-async fn create(connection: &mut Connection) -> anyhow::Result<String> {
-    #[derive(Deserialize)]
-    struct Created {
-        id: String,
-    }
-    let body = Bytes::from(serde_json::to_vec(&json!({ "task": TASK }))?);
-    let (status, reply) = connection
-        .send(Method::POST, "/episodes", None, body)
+/// Starts an episode of [`TASK`]: its id and the path of its MCP endpoint.
+async fn create(client: &ControlClient) -> anyhow::Result<(String, String)> {
+    let episode = client
+        .create_episode(&NewEpisode::default().task(TASK))
         .await?;
-    if status != StatusCode::CREATED {
-        bail!(
-            "create failed with HTTP {status}: {}",
-            String::from_utf8_lossy(&reply)
-        );
-    }
-    Ok(serde_json::from_slice::<Created>(&reply)?.id)
-}
-
-async fn delete(connection: &mut Connection, id: &str) -> anyhow::Result<()> {
-    connection
-        .send(
-            Method::DELETE,
-            &format!("/episodes/{id}"),
-            None,
-            Bytes::new(),
-        )
-        .await?;
-    Ok(())
+    Ok((episode.id, episode.mcp_url))
 }
 
 /// One tool call; fails unless it answered with an image.
 async fn call_with_image(
-    connection: &mut Connection,
+    client: &ControlClient,
     path: &str,
     tool: &str,
-    body: Bytes,
+    call: &ToolCall,
 ) -> anyhow::Result<usize> {
-    let (status, reply) = connection
-        .send(Method::POST, path, Some(tool), body)
-        .await?;
+    let (status, reply) = call.send(client, path).await?;
     let text = std::str::from_utf8(&reply).context("a non-UTF-8 reply")?;
     if status != StatusCode::OK
         || !text.contains("\"image/png\"")
@@ -108,16 +84,15 @@ fn print_latency(what: &str, mut micros: Vec<u32>) {
 }
 
 async fn start_phase(base: &str, starts: usize) -> anyhow::Result<()> {
-    let mut connection = Connection::open(base).await?;
-    let screenshot = tool_call_body("screenshot", json!({}));
+    let client = ControlClient::new(base, None)?;
+    let screenshot = ToolCall::new("screenshot", json!({}))?;
     let mut latencies = Vec::with_capacity(starts);
     for _ in 0..starts {
         let started = Instant::now();
-        let id = create(&mut connection).await?;
-        let path = format!("/episodes/{id}/mcp");
-        call_with_image(&mut connection, &path, "screenshot", screenshot.clone()).await?;
+        let (id, path) = create(&client).await?;
+        call_with_image(&client, &path, "screenshot", &screenshot).await?;
         latencies.push(started.elapsed().as_micros() as u32);
-        delete(&mut connection, &id).await?;
+        client.close(&id).await?;
     }
     println!(
         "desktop, {starts} episodes started one after another (Xvfb, openbox, worker, xterm):"
@@ -127,15 +102,14 @@ async fn start_phase(base: &str, starts: usize) -> anyhow::Result<()> {
 }
 
 async fn calls_phase(base: &str, calls: usize) -> anyhow::Result<()> {
-    let mut connection = Connection::open(base).await?;
-    let id = create(&mut connection).await?;
-    let path = format!("/episodes/{id}/mcp");
-    let screenshot = tool_call_body("screenshot", json!({}));
+    let client = ControlClient::new(base, None)?;
+    let (id, path) = create(&client).await?;
+    let screenshot = ToolCall::new("screenshot", json!({}))?;
     let mut latencies = Vec::with_capacity(calls);
     let mut bytes = 0;
     for _ in 0..calls {
         let started = Instant::now();
-        bytes += call_with_image(&mut connection, &path, "screenshot", screenshot.clone()).await?;
+        bytes += call_with_image(&client, &path, "screenshot", &screenshot).await?;
         latencies.push(started.elapsed().as_micros() as u32);
     }
     println!("desktop, one episode at 1280x800, {calls} calls of each tool one after another:");
@@ -147,13 +121,13 @@ async fn calls_phase(base: &str, calls: usize) -> anyhow::Result<()> {
     let mut latencies = Vec::with_capacity(calls);
     for i in 0..calls {
         let (x, y) = (100 + (i % 10) * 100, 300 + (i % 5) * 50);
-        let click = tool_call_body("left_click", json!({ "coordinate": [x, y] }));
+        let click = ToolCall::new("left_click", json!({ "coordinate": [x, y] }))?;
         let started = Instant::now();
-        call_with_image(&mut connection, &path, "left_click", click).await?;
+        call_with_image(&client, &path, "left_click", &click).await?;
         latencies.push(started.elapsed().as_micros() as u32);
     }
     print_latency("left_click with its screenshot (settle 0)", latencies);
-    delete(&mut connection, &id).await?;
+    client.close(&id).await?;
     Ok(())
 }
 
@@ -163,19 +137,19 @@ async fn capacity_phase(base: &str, counts: &[usize], duration: Duration) -> any
         duration.as_secs()
     );
     for &count in counts {
-        let mut connections = Vec::with_capacity(count);
+        // One client (so one connection) per desktop, as separate agents would hold.
+        let mut desktops = Vec::with_capacity(count);
         for _ in 0..count {
-            let mut connection = Connection::open(base).await?;
-            let id = create(&mut connection).await?;
-            connections.push((connection, id));
+            let client = ControlClient::new(base, None)?;
+            let (id, path) = create(&client).await?;
+            desktops.push((client, id, path));
         }
         let started = Instant::now();
-        let workers: Vec<_> = connections
+        let workers: Vec<_> = desktops
             .into_iter()
             .enumerate()
-            .map(|(n, (mut connection, id))| {
+            .map(|(n, (client, id, path))| {
                 tokio::spawn(async move {
-                    let path = format!("/episodes/{id}/mcp");
                     let mut latencies = Vec::new();
                     // Spread the desktops' ticks over the second.
                     let offset = Duration::from_millis((n as u64 * 997) % 1000);
@@ -186,16 +160,16 @@ async fn capacity_phase(base: &str, counts: &[usize], duration: Duration) -> any
                             break;
                         }
                         tokio::time::sleep_until(due.into()).await;
-                        let click = tool_call_body(
+                        let click = ToolCall::new(
                             "left_click",
                             json!({ "coordinate": [200 + tick % 8 * 100, 400] }),
-                        );
-                        call_with_image(&mut connection, &path, "left_click", click).await?;
+                        )?;
+                        call_with_image(&client, &path, "left_click", &click).await?;
                         // Latency from the scheduled time: a late start counts.
                         latencies.push(due.elapsed().as_micros() as u32);
                         tick += 1;
                     }
-                    delete(&mut connection, &id).await?;
+                    client.close(&id).await?;
                     anyhow::Ok(latencies)
                 })
             })

@@ -1,0 +1,18 @@
+//! The end-to-end tests, one target: each module drives the real binary (`mcpgym`) the way one
+//! kind of user does, through the shared harness in [`common`].
+
+mod common;
+
+mod bench;
+mod control_plane;
+mod desktop_mcp;
+mod desktop_tasks;
+mod escape;
+mod jupyter_mcp;
+mod manifests;
+mod openenv;
+mod ors;
+mod sandbox_e2b_sdk;
+mod sandbox_http;
+mod wordle_http;
+mod wordle_stdio;
