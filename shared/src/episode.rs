@@ -1,11 +1,12 @@
 //! One run of one task: the turn count, the turn limit, the reward ledger and the trajectory.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{ContentBlock, JsonObject};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::env::{EpisodeState, StepOutcome};
 use crate::reward::{RewardLedger, StepReward};
@@ -34,7 +35,7 @@ pub struct EpisodeStatus {
     #[serde(rename = "return")]
     pub return_: f64,
     /// The return by component.
-    pub reward_components: serde_json::Map<String, Value>,
+    pub reward_components: BTreeMap<String, f64>,
     /// Whether the episode is over.
     pub done: bool,
     /// Whether it ended at the turn limit.
@@ -45,6 +46,21 @@ pub struct EpisodeStatus {
     /// What the environment reveals once done (e.g. `answer`); empty before.
     #[serde(flatten)]
     pub revealed: JsonObject,
+}
+
+impl EpisodeStatus {
+    /// Brings the status up to date with a step of its episode (what the episode reveals
+    /// once done is set apart, by whoever saw it finish).
+    pub fn apply(&mut self, step: &StepRecord) {
+        self.turn = step.turn;
+        self.return_ = step.return_;
+        for (name, value) in &step.reward_components {
+            *self.reward_components.entry(name.clone()).or_default() += value;
+        }
+        self.done = step.done;
+        self.truncated = step.truncated;
+        self.aborted = step.aborted;
+    }
 }
 
 /// One episode. Only the shared layer touches these fields; the environment sees its own
@@ -290,15 +306,20 @@ impl Episode {
                 .ledger
                 .by_component()
                 .iter()
-                .map(|(k, v)| (k.to_string(), json!(v)))
+                .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
             done: self.done,
             truncated: self.truncated,
             aborted: self.aborted,
-            revealed: match (&self.state, self.done) {
-                (Some(state), true) => state.reveal(),
-                _ => JsonObject::new(),
-            },
+            revealed: self.revealed(),
+        }
+    }
+
+    /// What the environment reveals: empty until the episode is done.
+    pub fn revealed(&self) -> JsonObject {
+        match (&self.state, self.done) {
+            (Some(state), true) => state.reveal(),
+            _ => JsonObject::new(),
         }
     }
 
@@ -476,5 +497,39 @@ mod tests {
         assert!(ep.trajectory.last().unwrap().aborted);
         let after = ep.step("x", JsonObject::new()).await;
         assert!(after.is_error && after.aborted);
+    }
+
+    /// The status kept up to date step by step is the status built from scratch.
+    #[tokio::test]
+    async fn a_status_applied_step_by_step_matches_one_built_from_scratch() {
+        for (ending, max_turns) in [("win", 10), ("x", 3), ("crash", 10)] {
+            let state: Box<dyn EpisodeState> = if ending == "crash" {
+                Box::new(Fragile)
+            } else {
+                Box::new(Counter)
+            };
+            let mut ep = Episode::new(
+                EpisodeHeader {
+                    id: "e4".into(),
+                    env: "test",
+                    task: "t".into(),
+                    seed: 1,
+                    max_turns,
+                },
+                state,
+                None,
+            );
+            let mut status = ep.status();
+            for tool in ["x", "x", ending, "x"] {
+                let step = ep.step(tool, JsonObject::new()).await;
+                status.apply(&step);
+                let built = ep.status();
+                assert_eq!(
+                    serde_json::to_value(&status).unwrap(),
+                    serde_json::to_value(&built).unwrap(),
+                    "after {tool} ending with {ending}"
+                );
+            }
+        }
     }
 }

@@ -534,3 +534,6 @@ async fn tools(
         Err(error) => hub_error(error),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -84,6 +84,21 @@ pub struct EpisodeCreated {
     pub mcp_url: String,
 }
 
+/// Refuses a tool the environment does not have: the one check every transport makes, before
+/// an episode is started or bound for the call.
+pub fn check_tool(env: &dyn Environment, tool: &str) -> Result<(), HubError> {
+    let tools = env.tools();
+    if tools.iter().any(|t| t.name == tool) {
+        return Ok(());
+    }
+    let offered: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    Err(HubError::UnknownTool {
+        env: env.name(),
+        tool: tool.to_owned(),
+        offered: offered.join(", "),
+    })
+}
+
 /// Why a hub request failed. Each message is a sentence the caller can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum HubError {
@@ -328,10 +343,12 @@ impl Hub {
                 .unwrap_or_else(|| env.default_max_turns()),
         };
         let episode = Episode::new(header, state, self.sink.clone());
-        self.store.insert(reservation, env.clone(), episode);
-        if let Some(metrics) = self.metrics.env(env.name()) {
+        let metrics = self.metrics.env(env.name()).cloned();
+        if let Some(metrics) = &metrics {
             metrics.episode_started();
         }
+        self.store
+            .insert(reservation, env.clone(), metrics, episode);
         tracing::debug!(episode = %id, env = env.name(), task = %spec.task, seed, "episode started");
         Ok(EpisodeCreated {
             mcp_url: format!("/episodes/{id}/mcp"),
@@ -357,26 +374,31 @@ impl Hub {
         arguments: JsonObject,
     ) -> Result<StepRecord, HubError> {
         let slot = self.episode(id)?;
-        let env = &slot.env;
-        if !env.tools().iter().any(|t| t.name == tool) {
-            return Err(HubError::UnknownTool {
-                env: env.name(),
-                tool: tool.to_owned(),
-                offered: env
-                    .tools()
-                    .iter()
-                    .map(|t| t.name.as_ref())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+        self.step_on(&slot, tool, arguments).await
+    }
+
+    /// [`Hub::step`] on an episode already looked up.
+    pub async fn step_on(
+        &self,
+        slot: &EpisodeSlot,
+        tool: &str,
+        arguments: JsonObject,
+    ) -> Result<StepRecord, HubError> {
+        check_tool(slot.env.as_ref(), tool)?;
         let started = Instant::now();
         let run = async {
             let mut episode = slot.episode.lock().await;
             let was_done = episode.is_done();
             let result = episode.step(tool, arguments).await;
-            slot.set_status(episode.status());
-            (result, !was_done && episode.is_done())
+            let finished_now = !was_done && episode.is_done();
+            let revealed = finished_now.then(|| episode.revealed());
+            slot.update_status(|status| {
+                status.apply(&result);
+                if let Some(revealed) = revealed {
+                    status.revealed = revealed;
+                }
+            });
+            (result, finished_now)
         };
         // Closing the episode (delete, reaper, shutdown) drops the call where it stands,
         // whether it waits for the lock or runs (a dropped E2B request interrupts its cell),
@@ -384,12 +406,12 @@ impl Hub {
         let (result, finished_now) = tokio::select! {
             biased;
             reason = slot.closed() => {
-                return Err(HubError::Closed { id: id.to_owned(), reason });
+                return Err(HubError::Closed { id: slot.id.to_string(), reason });
             }
             done = run => done,
         };
-        self.store.touch(&slot);
-        if let Some(metrics) = self.metrics.env(env.name()) {
+        self.store.touch(slot);
+        if let Some(metrics) = &slot.metrics {
             metrics.tool_call(started.elapsed(), result.is_error);
             if finished_now {
                 metrics.episode_finished();

@@ -24,7 +24,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use crate::META_EPISODE;
 use crate::binding::named_episode;
 use crate::env::Environment;
-use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::hub::{CreateEpisode, Hub, HubError, check_tool};
 use crate::progress::{ProgressSink, Reporter, with_reporter};
 use crate::step::StepRecord;
 
@@ -291,19 +291,8 @@ impl ServerHandler for McpHandler {
             return self.reset(&request, &context).await.map(Into::into);
         }
         // An unknown tool must not start an episode on its way to failing.
-        if let Scope::Env(env) = &self.scope
-            && !env.tools().iter().any(|t| t.name == request.name)
-        {
-            return Err(to_mcp_error(HubError::UnknownTool {
-                env: env.name(),
-                tool: request.name.to_string(),
-                offered: env
-                    .tools()
-                    .iter()
-                    .map(|t| t.name.as_ref())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }));
+        if let Scope::Env(env) = &self.scope {
+            check_tool(env.as_ref(), &request.name).map_err(to_mcp_error)?;
         }
         // Progress reported while binding (an episode may start here) or calling reaches the
         // client that asked for it.

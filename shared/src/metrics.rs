@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -54,22 +55,19 @@ impl EnvMetrics {
 /// takes no lock.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    by_env: BTreeMap<&'static str, EnvMetrics>,
+    by_env: BTreeMap<&'static str, Arc<EnvMetrics>>,
 }
 
 impl Metrics {
     /// Counters for these environments.
     pub fn new(envs: impl IntoIterator<Item = &'static str>) -> Self {
         Self {
-            by_env: envs
-                .into_iter()
-                .map(|e| (e, EnvMetrics::default()))
-                .collect(),
+            by_env: envs.into_iter().map(|e| (e, Arc::default())).collect(),
         }
     }
 
-    /// One environment's counters.
-    pub fn env(&self, env: &str) -> Option<&EnvMetrics> {
+    /// One environment's counters (episodes keep a handle, so calls need no lookup).
+    pub fn env(&self, env: &str) -> Option<&Arc<EnvMetrics>> {
         self.by_env.get(env)
     }
 

@@ -159,28 +159,41 @@ pub async fn stateless_tool_call(
             .run(Request::from_parts(parts, Body::from(bytes)))
             .await;
     };
-    if call.params.meta.progress_token.is_some() {
-        match hub.episode(&episode) {
-            Ok(slot) if !slot.env.reports_progress() => {}
-            // Progress wanted and possible, or an unknown episode (rmcp words the error).
-            _ => {
-                return next
-                    .run(Request::from_parts(parts, Body::from(bytes)))
-                    .await;
-            }
+    let slot = match hub.episode(&episode) {
+        Ok(slot) => slot,
+        // rmcp words the error when the request wants progress (its reply may be a stream).
+        Err(_) if call.params.meta.progress_token.is_some() => {
+            return next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
         }
+        Err(error) => return reply(&call.id, None, Some(&to_mcp_error(error))),
+    };
+    // Progress wanted and possible: the reply must be able to become an event stream.
+    if call.params.meta.progress_token.is_some() && slot.env.reports_progress() {
+        return next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
     }
     tracing::trace!(%episode, tool = %call.params.name, "stateless tool call answered directly");
     let arguments = call.params.arguments.unwrap_or_default();
-    let (result, error) = match hub.step(&episode, &call.params.name, arguments).await {
-        Ok(step) => (Some(step.into_call_result()), None),
-        Err(error) => (None, Some(to_mcp_error(error))),
-    };
+    match hub.step_on(&slot, &call.params.name, arguments).await {
+        Ok(step) => reply(&call.id, Some(&step.into_call_result()), None),
+        Err(error) => reply(&call.id, None, Some(&to_mcp_error(error))),
+    }
+}
+
+/// The JSON-RPC response to a call, with its result or its error.
+fn reply(
+    id: &Value,
+    result: Option<&rmcp::model::CallToolResult>,
+    error: Option<&rmcp::ErrorData>,
+) -> Response {
     let reply = Reply {
         jsonrpc: "2.0",
-        id: &call.id,
-        result: result.as_ref(),
-        error: error.as_ref(),
+        id,
+        result,
+        error,
     };
     let body = match serde_json::to_vec(&reply) {
         Ok(body) => body,

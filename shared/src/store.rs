@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::env::Environment;
 use crate::episode::{Episode, EpisodeStatus};
+use crate::metrics::EnvMetrics;
 
 /// Why an episode was closed; a call that was waiting for it or running on it is stopped and
 /// told this.
@@ -56,8 +57,12 @@ impl std::fmt::Display for CloseReason {
 /// ([`EpisodeSlot::status`]) refreshed after every call, and closing ([`EpisodeSlot::close`])
 /// first tells the running call to stop ([`EpisodeSlot::closed`]), then takes the lock.
 pub struct EpisodeSlot {
-    /// The environment the episode belongs to.
+    /// The episode's id.
+    pub id: Arc<str>,
+    /// The environment the episode belongs to (its tools, its name).
     pub env: Arc<dyn Environment>,
+    /// Its environment's counters.
+    pub metrics: Option<Arc<EnvMetrics>>,
     /// The episode itself; calls on one episode run one at a time.
     pub episode: tokio::sync::Mutex<Episode>,
     /// The public state as of the last finished call (or the start).
@@ -79,9 +84,10 @@ impl EpisodeSlot {
             .clone()
     }
 
-    /// Records the public state; called with the episode's lock held, after each call.
-    pub fn set_status(&self, status: EpisodeStatus) {
-        *self.status.lock().unwrap_or_else(|e| e.into_inner()) = status;
+    /// Updates the public state in place; called with the episode's lock held, after each
+    /// call.
+    pub fn update_status(&self, update: impl FnOnce(&mut EpisodeStatus)) {
+        update(&mut self.status.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
     /// Why the episode is being closed, once it is.
@@ -201,12 +207,15 @@ impl EpisodeStore {
         &self,
         mut reservation: Reservation<'_>,
         env: Arc<dyn Environment>,
+        metrics: Option<Arc<EnvMetrics>>,
         episode: Episode,
     ) -> Arc<EpisodeSlot> {
         reservation.used = true;
         let id: Arc<str> = episode.id().into();
         let slot = Arc::new(EpisodeSlot {
+            id: id.clone(),
             env,
+            metrics,
             status: Mutex::new(episode.status()),
             closing: AtomicU8::new(0),
             closing_wakes: tokio::sync::Notify::new(),
