@@ -189,7 +189,7 @@ def test_serve_hosts_every_environment_and_delivers_screenshots(serve_server: Se
         with pytest.raises(McpgymError) as error:
             client.start()
         assert str(error.value) == (
-            'name the environment with "env"; this server hosts: desktop, jupyter, wordle'
+            'name the environment with "env"; this server hosts: desktop, hilo, jupyter, wordle'
         )
         assert "final_answer" in {tool["name"] for tool in client.tools("jupyter")}
         with client.start("desktop", seed=1) as desktop:

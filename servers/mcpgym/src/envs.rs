@@ -12,4 +12,9 @@ pub const ENVIRONMENTS: &[Registration] = &[
     Registration::of::<wordle::WordleFlags>(),
     Registration::of::<jupyter::JupyterFlags>(),
     Registration::of::<desktop::DesktopFlags>(),
+    Registration::plain(
+        "hilo",
+        "Hi-Lo, the example environment: find a hidden number (tools: guess, rules)",
+        mcpgym_hilo::new,
+    ),
 ];

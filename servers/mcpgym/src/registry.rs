@@ -76,10 +76,32 @@ pub struct Registration {
     heading: &'static str,
     /// [`EnvFlags::JAILS`].
     pub jails: bool,
-    /// Adds the environment's flags to a command.
-    flags: fn(clap::Command) -> clap::Command,
-    /// Reads them back.
-    parse: fn(&clap::ArgMatches) -> Result<Box<dyn Build>, clap::Error>,
+    /// Its flags, or its constructor when it has none.
+    flags: Flags,
+}
+
+/// How a registered environment is configured.
+#[derive(Clone, Copy)]
+enum Flags {
+    /// By flags of its own.
+    Own {
+        /// Adds the environment's flags to a command.
+        add: fn(clap::Command) -> clap::Command,
+        /// Reads them back.
+        parse: fn(&clap::ArgMatches) -> Result<Box<dyn Build>, clap::Error>,
+    },
+    /// Not at all: built by this function.
+    None(fn() -> Arc<dyn Environment>),
+}
+
+/// An environment without flags, ready to be built.
+#[derive(Debug)]
+struct Plain(fn() -> Arc<dyn Environment>);
+
+impl Build for Plain {
+    fn build(self: Box<Self>, _quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        Ok(Built::alone((self.0)()))
+    }
 }
 
 impl std::fmt::Debug for Registration {
@@ -102,8 +124,40 @@ impl Registration {
             about: F::ABOUT,
             heading: F::HEADING,
             jails: F::JAILS,
-            flags: F::augment_args,
-            parse: parse::<F>,
+            flags: Flags::Own {
+                add: F::augment_args,
+                parse: parse::<F>,
+            },
+        }
+    }
+
+    /// The entry of an environment without flags of its own: its name (its
+    /// `Environment::name`), one line of help, and its constructor. It runs without jails.
+    pub const fn plain(
+        name: &'static str,
+        about: &'static str,
+        new: fn() -> Arc<dyn Environment>,
+    ) -> Self {
+        Self {
+            name,
+            about,
+            heading: "",
+            jails: false,
+            flags: Flags::None(new),
+        }
+    }
+
+    fn add_flags(&self, command: clap::Command) -> clap::Command {
+        match self.flags {
+            Flags::Own { add, .. } => add(command.next_help_heading(self.heading)),
+            Flags::None(_) => command,
+        }
+    }
+
+    fn parse(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Build>, clap::Error> {
+        match self.flags {
+            Flags::Own { parse, .. } => parse(matches),
+            Flags::None(new) => Ok(Box::new(Plain(new))),
         }
     }
 
@@ -117,7 +171,7 @@ impl Registration {
     fn command(&self) -> clap::Command {
         let command = clap::Command::new(self.name);
         let command = CommonArgs::augment_args(TransportArgs::augment_args(command));
-        let command = (self.flags)(command.next_help_heading(self.heading));
+        let command = self.add_flags(command);
         let command = if self.jails {
             QuotaArgs::augment_args(command.next_help_heading("Jails"))
         } else {
@@ -129,10 +183,11 @@ impl Registration {
 
     /// The environment with every flag at its default, with jails of these sizes.
     pub fn build_default(&self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
-        let matches = (self.flags)(clap::Command::new(self.name))
+        let matches = self
+            .add_flags(clap::Command::new(self.name))
             .no_binary_name(true)
             .try_get_matches_from(std::iter::empty::<&str>())?;
-        self.build((self.parse)(&matches)?, quotas)
+        self.build(self.parse(&matches)?, quotas)
     }
 
     fn build(&self, flags: Box<dyn Build>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
@@ -194,7 +249,7 @@ impl clap::FromArgMatches for EnvCommand {
             } else {
                 QuotaArgs::defaults()?
             },
-            flags: (registration.parse)(matches)?,
+            flags: registration.parse(matches)?,
         })
     }
 
