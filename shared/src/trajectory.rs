@@ -9,13 +9,12 @@
 //! strings clipped head and tail. A cut is said in place (`…[cut N bytes]…`) and counted in
 //! the record's `cut_bytes`, so memory and files stay bounded by turns × 64 KiB per episode.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use rmcp::model::{ContentBlock, JsonObject};
 use serde::Serialize;
@@ -30,8 +29,10 @@ pub const ARGUMENTS_BUDGET: usize = 16 * 1024;
 /// Bytes of JSON a record keeps of the structured observation.
 pub const STRUCTURED_BUDGET: usize = 16 * 1024;
 
-/// One tool call, as recorded. Kept as data and turned into JSON only when read (or by the
-/// file writer's thread), so a tool call does not pay for serializing its own record.
+/// One tool call, as recorded: its step record (observation as text, everything within its
+/// budget) with the tool, its arguments and the call's latency. Kept as data and turned into
+/// JSON only when read (or by the file writer's thread), so a tool call does not pay for
+/// serializing its own record.
 #[derive(Debug, Serialize)]
 pub struct TrajectoryRecord {
     /// Wall-clock time of the call's end, RFC 3339 in UTC.
@@ -55,7 +56,7 @@ pub struct TrajectoryRecord {
     /// The reward paid on this call.
     pub reward: f64,
     /// The components of that reward.
-    pub reward_components: BTreeMap<Cow<'static, str>, f64>,
+    pub reward_components: BTreeMap<String, f64>,
     /// Whether the episode is done after this call.
     pub done: bool,
     /// Whether it ended at the turn limit.
@@ -82,7 +83,10 @@ fn serialize_time<S: serde::Serializer>(
     time: &SystemTime,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&rfc3339(*time))
+    serializer.serialize_str(&mcpgym_serve::rfc3339(
+        *time,
+        mcpgym_serve::Fraction::Millis,
+    ))
 }
 
 /// The text of an observation, as a trajectory shows it: text parts joined by newlines,
@@ -156,48 +160,6 @@ fn serde_json_len_bound(value: &Value) -> usize {
         }
         _ => 24,
     }
-}
-
-/// A time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T10:21:34.978Z`.
-pub fn rfc3339(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
-    // Written digit by digit: `format!` costs more than the rest of a tool call's record.
-    let fields: [(u32, usize); 7] = [
-        (year.clamp(0, 9999) as u32, 4),
-        (month, 2),
-        (day, 2),
-        ((rem / 3600) as u32, 2),
-        (((rem / 60) % 60) as u32, 2),
-        ((rem % 60) as u32, 2),
-        (since.subsec_millis(), 3),
-    ];
-    let separators = ['-', '-', 'T', ':', ':', '.', 'Z'];
-    let mut text = String::with_capacity(24);
-    for ((value, width), separator) in fields.into_iter().zip(separators) {
-        for position in (0..width).rev() {
-            let digit = (value / 10u32.pow(position as u32)) % 10;
-            text.push(char::from(b'0' + digit as u8));
-        }
-        text.push(separator);
-    }
-    text
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 enum SinkMessage {
@@ -299,24 +261,5 @@ fn write_loop(dir: &Path, receiver: mpsc::Receiver<SinkMessage>) {
         for file in open.values_mut() {
             let _ = file.flush();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn times_format_as_rfc3339() {
-        let time = UNIX_EPOCH + std::time::Duration::from_millis(1_764_411_694_978);
-        assert_eq!(rfc3339(time), "2025-11-29T10:21:34.978Z");
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-    }
-
-    #[test]
-    fn dates_are_correct() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_423), (2025, 12, 1));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
     }
 }

@@ -18,11 +18,13 @@
 //! handler bounds it.
 //!
 //! Which requests a server answers at all (Host and Origin allow-lists, its token) is
-//! [`Guard`]'s: one set of rules for every server.
+//! [`Guard`]'s: one set of rules for every server. Both also write their timestamps with one
+//! formatter, [`rfc3339`].
 
 mod auth;
 mod body;
 mod guard;
+mod time;
 mod watch;
 
 use std::convert::Infallible;
@@ -42,6 +44,7 @@ pub use auth::{bearer_token, constant_time_eq};
 pub use body::RequestBody;
 use body::TrackedService;
 pub use guard::{Guard, Origins, Refusal};
+pub use time::{Fraction, rfc3339};
 use watch::{ConnState, WatchedStream};
 
 /// Connection limits and timeouts. [`ServeConfig::default`] gives the documented defaults.

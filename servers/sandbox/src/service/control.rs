@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::api_error::{ApiError, parse_json};
 use super::registry::{CreateSpec, Registry, Sandbox, env_from_json};
-use super::time::rfc3339;
+use mcpgym_serve::{Fraction, rfc3339};
 
 /// The envd version we claim: the envd routes served here are those of envd 0.2 (multipart
 /// uploads, no stdin streaming), and the SDKs need at least 0.1.0.
@@ -59,8 +59,8 @@ fn detail(sandbox: &Sandbox) -> SandboxDetail {
         sandbox_id: sandbox.id.clone(),
         alias: Some(sandbox.template_id.clone()),
         client_id: "local".into(),
-        started_at: rfc3339(sandbox.started_at),
-        end_at: rfc3339(sandbox.end_at()),
+        started_at: rfc3339(sandbox.started_at, Fraction::Micros),
+        end_at: rfc3339(sandbox.end_at(), Fraction::Micros),
         cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
         memory_mb: 2048,
         disk_size_mb: 1024,

@@ -20,7 +20,7 @@ use crate::kernel::{Event, Execution, ExecutionStatus, Output, StreamName};
 
 use super::api_error::{ApiError, parse_json};
 use super::registry::{Context, Sandbox, env_from_json, killed, prepare_kernel};
-use super::time::rfc3339;
+use mcpgym_serve::{Fraction, rfc3339};
 
 /// What a cell says when its kernel was found dead and replaced before the cell ran.
 const KERNEL_DIED_BEFORE: &str = "the kernel had died since the last cell (killed from outside, or by a thread of an earlier cell) and was restarted before this cell ran: all variables and imports are gone (files in /home/user stay)";
@@ -114,7 +114,7 @@ impl Lines {
             Event::KernelRestarted => {
                 self.send(OutputLine::Stderr(StreamLine {
                     text: format!("[{KERNEL_DIED_BEFORE}]\n"),
-                    timestamp: Some(rfc3339(SystemTime::now())),
+                    timestamp: Some(rfc3339(SystemTime::now(), Fraction::Micros)),
                 }))
                 .await
             }
@@ -354,7 +354,7 @@ fn output_line(output: Output) -> Option<OutputLine> {
         Output::Stream { name, text } => {
             let line = StreamLine {
                 text,
-                timestamp: Some(rfc3339(SystemTime::now())),
+                timestamp: Some(rfc3339(SystemTime::now(), Fraction::Micros)),
             };
             Some(match name {
                 StreamName::Stdout => OutputLine::Stdout(line),

@@ -28,7 +28,6 @@ mod envd;
 mod interpreter;
 mod pool;
 mod registry;
-mod time;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -19,7 +19,7 @@ use super::beneath::Home;
 use super::paths::{SandboxPath, as_user, fs_error, resolve};
 use crate::service::api_error::{ApiError, parse_json};
 use crate::service::registry::Sandbox;
-use crate::service::time::rfc3339;
+use mcpgym_serve::{Fraction, rfc3339};
 
 #[derive(Debug, Deserialize)]
 struct PathBody {
@@ -46,7 +46,7 @@ fn entry_info(inside: &str, stat: &libc::stat, target: Option<&Path>) -> Value {
     let mode = stat.st_mode & 0o777;
     let modified = u64::try_from(stat.st_mtime)
         .ok()
-        .map(|secs| rfc3339(UNIX_EPOCH + Duration::from_secs(secs)));
+        .map(|secs| rfc3339(UNIX_EPOCH + Duration::from_secs(secs), Fraction::Micros));
     let mut entry = json!({
         "name": inside.rsplit('/').next().unwrap_or(""),
         "type": if is_dir { "FILE_TYPE_DIRECTORY" } else { "FILE_TYPE_FILE" },
