@@ -195,18 +195,11 @@ impl Episode {
             }
             content.push(ContentBlock::text(note));
         }
-        self.record(
-            tool,
-            record_arguments,
-            &content,
-            is_error,
-            structured.as_ref(),
-            &paid,
-            started,
-        );
         // Structured content describes successes only (it must match the output schema).
         let structured = if is_error { None } else { structured };
-        self.step_record(content, structured, is_error, &paid)
+        let step = self.step_record(content, structured, is_error, &paid);
+        self.record(tool, record_arguments, &step, started);
+        step
     }
 
     /// A refused call on a finished or closed episode: it pays nothing and counts no turn.
@@ -245,19 +238,17 @@ impl Episode {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Keeps the step in the trajectory: the step record, with its observation as text and
+    /// everything clipped to the record's budgets, plus the call and its latency.
     fn record(
         &mut self,
         tool: &str,
         (arguments, arguments_cut): (JsonObject, usize),
-        content: &[ContentBlock],
-        is_error: bool,
-        structured: Option<&Value>,
-        paid: &StepReward,
+        step: &StepRecord,
         started: Instant,
     ) {
-        let (observation, observation_cut) = clipped_observation_text(content);
-        let (structured, structured_cut) = match structured.map(clipped_structured) {
+        let (observation, observation_cut) = clipped_observation_text(&step.content);
+        let (structured, structured_cut) = match step.structured.as_ref().map(clipped_structured) {
             Some((value, cut)) => (Some(value), cut),
             None => (None, 0),
         };
@@ -272,17 +263,17 @@ impl Episode {
         let record = Arc::new(TrajectoryRecord {
             time: std::time::SystemTime::now(),
             episode: self.id.clone(),
-            turn: self.turn,
+            turn: step.turn,
             tool: tool.to_owned(),
             arguments,
             observation,
-            is_error,
+            is_error: step.is_error,
             structured,
-            reward: paid.total,
-            reward_components: paid.components.clone(),
-            done: self.done,
-            truncated: self.truncated,
-            aborted: self.aborted,
+            reward: step.reward,
+            reward_components: step.reward_components.clone(),
+            done: step.done,
+            truncated: step.truncated,
+            aborted: step.aborted,
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             cut_bytes,
         });
