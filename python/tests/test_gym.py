@@ -87,3 +87,22 @@ def test_is_a_gymnasium_env_exactly_when_gymnasium_imports() -> None:
         assert McpgymEnv.__mro__[1:] == (object,)
     else:
         assert issubclass(McpgymEnv, gymnasium.Env)
+
+
+def test_the_example_environment_needs_no_registration_of_its_own() -> None:
+    """Hi-Lo, registered once in the binary, plays through the wrapper like the others."""
+    with Server("hilo") as server, McpgymEnv(server.url, "hilo") as env:
+        _, info = env.reset(seed=5)
+        assert "Hi-Lo" in info["prompt"]
+        low, high = 1, 0
+        terminated = False
+        while not terminated:
+            rules = env.step({"tool": "rules", "arguments": {}})[0]["structured"]
+            low, high = rules["low"], rules["high"]
+            observation, _, terminated, truncated, info = env.step(
+                {"tool": "guess", "arguments": {"number": (low + high) // 2}}
+            )
+            assert not truncated
+        assert observation["structured"]["hint"] == "correct"
+        assert info["reward_components"]["win"] == 1.0
+        assert env.episode is not None and env.episode.status()["number"] == (low + high) // 2
