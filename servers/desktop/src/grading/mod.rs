@@ -458,56 +458,19 @@ mod tests {
         let home = TempHome::new("equals");
         home.write("a.txt", "one\r\ntwo  \r\n\r\n");
         let snap = home.snapshot();
-        assert!(
-            passes(
-                Check::FileEquals {
-                    path: "a.txt".into(),
-                    text: "one\ntwo".into()
-                },
-                &snap
-            )
-            .await
-        );
-        assert!(
-            passes(
-                Check::FileEquals {
-                    path: "a.txt".into(),
-                    text: "one\ntwo\n".into()
-                },
-                &snap
-            )
-            .await
-        );
-        assert!(
-            !passes(
-                Check::FileEquals {
-                    path: "a.txt".into(),
-                    text: "one\nthree".into()
-                },
-                &snap
-            )
-            .await
-        );
-        assert!(
-            !passes(
-                Check::FileEquals {
-                    path: "a.txt".into(),
-                    text: " one\ntwo".into()
-                },
-                &snap
-            )
-            .await
-        );
-        assert!(
-            !passes(
-                Check::FileEquals {
-                    path: "nope.txt".into(),
-                    text: "".into()
-                },
-                &snap
-            )
-            .await
-        );
+        for (path, text, expected) in [
+            ("a.txt", "one\ntwo", true),
+            ("a.txt", "one\ntwo\n", true),
+            ("a.txt", "one\nthree", false),
+            ("a.txt", " one\ntwo", false),
+            ("nope.txt", "", false),
+        ] {
+            let check = Check::FileEquals {
+                path: path.into(),
+                text: text.into(),
+            };
+            assert_eq!(passes(check, &snap).await, expected, "{path}: {text:?}");
+        }
     }
 
     #[tokio::test]
