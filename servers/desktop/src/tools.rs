@@ -263,25 +263,12 @@ fn anthropic_tools(table: Table) -> Table {
         )
     };
     let keys_alias = json!({"type": "string", "description": "Alias of text."});
-    // A screenshot without arguments needs no parsing; with some, Anthropic's parser judges.
-    let table = action(
+    let table = anthropic_action(
         table,
-        spec(
-            "screenshot",
-            "Take a screenshot of the desktop.",
-            no_arguments(),
-            true,
-        ),
-        Box::new(|episode, mut input| {
-            if input.is_empty() {
-                return Ok(Action::Screenshot);
-            }
-            if input.contains_key("action") {
-                return Err("screenshot takes no \"action\" argument (the tool's name is the action); to pass computer_20251124 input unchanged, call the computer tool".into());
-            }
-            input.insert("action".into(), "screenshot".into());
-            anthropic::parse(&input, episode.scaling()).map_err(|e| e.to_string())
-        }),
+        "screenshot",
+        "Take a screenshot of the desktop.",
+        no_arguments(),
+        true,
     );
     let table = anthropic_action(
         table,
