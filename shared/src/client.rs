@@ -199,15 +199,33 @@ pub struct Status {
     pub revealed: JsonObject,
 }
 
-/// An environment's task ids in one split, as `GET /tasks` answers.
+/// An environment's task ids in one split, as `GET /tasks` answers: one page of them, and the
+/// families whose instances make up the rest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskList {
     /// The environment.
     pub env: String,
     /// The split.
     pub split: Split,
-    /// The task ids.
+    /// How many tasks the split has in all.
+    pub total: u64,
+    /// The index of the first id in `tasks`.
+    pub offset: u64,
+    /// The task ids, from `offset` on.
     pub tasks: Vec<String>,
+    /// The families of generated tasks (`<family>/<n>`) and their instance ranges.
+    pub families: Vec<FamilyRanges>,
+}
+
+/// A family of generated tasks in a [`TaskList`]: instance numbers `[start, end)` per split.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilyRanges {
+    /// The family's name.
+    pub name: String,
+    /// Train instance numbers, `[start, end)`.
+    pub train: [u64; 2],
+    /// Test instance numbers, `[start, end)`.
+    pub test: [u64; 2],
 }
 
 /// `GET /tools`'s answer.

@@ -36,9 +36,10 @@ use mcpgym_serve::{Connections, Guard, Origins, ServeConfig};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::binding::EpisodeRoute;
+use crate::doors::ors::LISTED_TASKS;
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::malformed::json_rpc_errors;
@@ -469,11 +470,13 @@ async fn delete_episode(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> 
     }
 }
 
-/// `GET /tasks` query.
+/// `GET /tasks` query: `offset` and `limit` page through splits of generated families.
 #[derive(Debug, Deserialize)]
 struct TasksQuery {
     env: Option<String>,
     split: Option<Split>,
+    offset: Option<u64>,
+    limit: Option<u64>,
 }
 
 async fn tasks(
@@ -486,7 +489,7 @@ async fn tasks(
             return json_error(
                 StatusCode::BAD_REQUEST,
                 format!(
-                    "{}; use ?split=train or ?split=test (and env=NAME when several environments are hosted)",
+                    "{}; use ?split=train or ?split=test (and env=NAME when several environments are hosted, offset=N&limit=N to page)",
                     rejection.body_text()
                 ),
             );
@@ -497,10 +500,35 @@ async fn tasks(
         Err(error) => return hub_error(error),
     };
     let split = query.split.unwrap_or(Split::Train);
+    let limit = query.limit.unwrap_or(LISTED_TASKS);
+    if limit > LISTED_TASKS {
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "limit {limit} is too large: ask for at most {LISTED_TASKS} tasks at a time and page with offset"
+            ),
+        );
+    }
+    let tasks = env.tasks();
+    let offset = query.offset.unwrap_or(0);
+    let families: Vec<Value> = tasks
+        .families()
+        .iter()
+        .map(|family| {
+            let range = |split| {
+                let range = family.range(split);
+                json!([range.start, range.end])
+            };
+            json!({ "name": family.name, "train": range(Split::Train), "test": range(Split::Test) })
+        })
+        .collect();
     Json(json!({
         "env": env.name(),
         "split": split,
-        "tasks": env.tasks().ids(split),
+        "total": tasks.len(split),
+        "offset": offset,
+        "tasks": tasks.slice(split, offset, offset.saturating_add(limit)),
+        "families": families,
     }))
     .into_response()
 }

@@ -311,14 +311,10 @@ impl Hub {
             }
             None => match &self.settings.default_task {
                 Some(task) if env.tasks().split_of(task).is_some() => task.clone(),
-                _ => env
-                    .tasks()
-                    .pick(split, seed)
-                    .ok_or(HubError::EmptySplit {
-                        env: env.name(),
-                        split,
-                    })?
-                    .to_owned(),
+                _ => env.tasks().pick(split, seed).ok_or(HubError::EmptySplit {
+                    env: env.name(),
+                    split,
+                })?,
             },
         };
         let reservation = self

@@ -44,7 +44,7 @@ pub mod trajectory;
 pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
 pub use hub::{Hub, HubError, HubSettings};
 pub use reward::Reward;
-pub use task::{Split, TaskSet};
+pub use task::{Split, TaskFamily, TaskSet};
 
 /// The `_meta` key a request uses to name its episode.
 pub const META_EPISODE: &str = "mcpgym/episode";

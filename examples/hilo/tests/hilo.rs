@@ -30,7 +30,7 @@ fn terminal(outcome: &StepOutcome, name: &str) -> f64 {
 async fn bisection_wins_every_task_and_seed() {
     let hilo = HiLo::default();
     for split in [Split::Train, Split::Test] {
-        for task in hilo.tasks().ids(split) {
+        for task in hilo.tasks().listed(split) {
             for seed in 0..20 {
                 let mut game = hilo.start(&spec(task, seed, json!({}))).await.unwrap();
                 let won = loop {

@@ -385,7 +385,7 @@ mod tests {
         let ids: HashSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids.len(), tasks.len(), "duplicate ids");
         let set = task_set();
-        let (train, test) = (set.ids(Split::Train), set.ids(Split::Test));
+        let (train, test) = (set.listed(Split::Train), set.listed(Split::Test));
         assert_eq!(train.len() + test.len(), tasks.len());
         for (split, ids) in [(Split::Train, train), (Split::Test, test)] {
             for (n, id) in ids.iter().enumerate() {

@@ -27,14 +27,18 @@ impl EpisodeRng {
 
     /// A uniform index in `0..len` (`len` must be non-zero), without modulo bias.
     pub fn below(&mut self, len: usize) -> usize {
+        self.below_u64(len as u64) as usize
+    }
+
+    /// A uniform number in `0..len` (`len` must be non-zero), without modulo bias.
+    pub fn below_u64(&mut self, len: u64) -> u64 {
         assert!(len > 0, "below(0) has no valid result");
-        let len = len as u64;
         // Lemire's multiply-shift with rejection of the biased low zone.
         let threshold = len.wrapping_neg() % len;
         loop {
             let product = u128::from(self.next_u64()) * u128::from(len);
             if (product as u64) >= threshold {
-                return (product >> 64) as usize;
+                return (product >> 64) as u64;
             }
         }
     }

@@ -43,51 +43,192 @@ impl std::str::FromStr for Split {
     }
 }
 
-/// An environment's task ids, by split. Ids are public; what a task hides (an answer, a grader)
-/// stays inside the environment.
+/// An environment's tasks, by split: ids listed one by one, and task families whose
+/// instances are numbered (`<family>/<n>`) and generated on demand, so a split may hold
+/// millions of tasks without a list of them. Ids are public; what a task hides (an answer, a
+/// grader) stays inside the environment.
+///
+/// A split's tasks have a stable order, for index-based clients: the listed ids first, then
+/// each family's instances of that split, family by family in the order they were added.
 #[derive(Debug, Clone, Default)]
 pub struct TaskSet {
     train: Vec<String>,
     test: Vec<String>,
+    families: Vec<TaskFamily>,
+}
+
+/// A family of generated tasks: its name and the instance numbers each split uses. The two
+/// ranges never overlap, so no test instance is ever seen in training.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskFamily {
+    /// The family's name, the part of a task id before the `/`.
+    pub name: String,
+    /// Instance numbers of the train split (may be empty: a test-only family).
+    pub train: std::ops::Range<u64>,
+    /// Instance numbers of the test split (may be empty: a train-only family).
+    pub test: std::ops::Range<u64>,
+}
+
+impl TaskFamily {
+    /// A family with these instance ranges; they must not overlap.
+    pub fn new(
+        name: impl Into<String>,
+        train: std::ops::Range<u64>,
+        test: std::ops::Range<u64>,
+    ) -> Self {
+        debug_assert!(
+            train.is_empty()
+                || test.is_empty()
+                || train.end <= test.start
+                || test.end <= train.start
+        );
+        Self {
+            name: name.into(),
+            train,
+            test,
+        }
+    }
+
+    /// The instance numbers of one split.
+    pub fn range(&self, split: Split) -> std::ops::Range<u64> {
+        match split {
+            Split::Train => self.train.clone(),
+            Split::Test => self.test.clone(),
+        }
+    }
+
+    /// The id of instance `n`: `<family>/<n>`.
+    pub fn id(&self, n: u64) -> String {
+        format!("{}/{n}", self.name)
+    }
+}
+
+/// `<family>/<n>` split into its two parts; `None` when `id` does not have that form.
+pub fn parse_family_id(id: &str) -> Option<(&str, u64)> {
+    let (family, n) = id.rsplit_once('/')?;
+    // Digits only: `+1`, ` 1` or `01` would name the same instance twice.
+    let canonical =
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'));
+    if family.is_empty() || !canonical {
+        return None;
+    }
+    Some((family, n.parse().ok()?))
 }
 
 impl TaskSet {
-    /// A task set from its two splits. An id must not appear in both.
+    /// A task set of listed ids. An id must not appear in both splits.
     pub fn new(train: Vec<String>, test: Vec<String>) -> Self {
         debug_assert!(train.iter().all(|id| !test.contains(id)));
-        Self { train, test }
+        Self {
+            train,
+            test,
+            families: Vec::new(),
+        }
     }
 
-    /// The ids of one split, in their stable order.
-    pub fn ids(&self, split: Split) -> &[String] {
+    /// Adds a family of generated tasks (after any added before).
+    pub fn with_family(mut self, family: TaskFamily) -> Self {
+        self.families.push(family);
+        self
+    }
+
+    /// The listed ids of one split, in their stable order (families' instances not included).
+    pub fn listed(&self, split: Split) -> &[String] {
         match split {
             Split::Train => &self.train,
             Split::Test => &self.test,
         }
     }
 
+    /// The families, in order.
+    pub fn families(&self) -> &[TaskFamily] {
+        &self.families
+    }
+
+    /// How many tasks one split has.
+    pub fn len(&self, split: Split) -> u64 {
+        let generated: u64 = self
+            .families
+            .iter()
+            .map(|f| f.range(split).end.saturating_sub(f.range(split).start))
+            .sum();
+        self.listed(split).len() as u64 + generated
+    }
+
+    /// Whether a split has no task.
+    pub fn is_empty(&self, split: Split) -> bool {
+        self.len(split) == 0
+    }
+
+    /// The task at `index` in a split's stable order, if there is one.
+    pub fn get(&self, split: Split, index: u64) -> Option<String> {
+        let listed = self.listed(split);
+        if let Some(id) = usize::try_from(index).ok().and_then(|i| listed.get(i)) {
+            return Some(id.clone());
+        }
+        let mut index = index - listed.len() as u64;
+        for family in &self.families {
+            let range = family.range(split);
+            let size = range.end.saturating_sub(range.start);
+            if index < size {
+                return Some(family.id(range.start + index));
+            }
+            index -= size;
+        }
+        None
+    }
+
+    /// The tasks at indices `start..stop` (clamped to the split's length) of a split.
+    pub fn slice(&self, split: Split, start: u64, stop: u64) -> Vec<String> {
+        let stop = stop.min(self.len(split));
+        (start..stop).filter_map(|i| self.get(split, i)).collect()
+    }
+
     /// The split a task id belongs to, if it exists.
     pub fn split_of(&self, id: &str) -> Option<Split> {
         if self.train.iter().any(|t| t == id) {
-            Some(Split::Train)
-        } else if self.test.iter().any(|t| t == id) {
-            Some(Split::Test)
-        } else {
-            None
+            return Some(Split::Train);
         }
+        if self.test.iter().any(|t| t == id) {
+            return Some(Split::Test);
+        }
+        let (name, n) = parse_family_id(id)?;
+        let family = self.families.iter().find(|f| f.name == name)?;
+        [Split::Train, Split::Test]
+            .into_iter()
+            .find(|&split| family.range(split).contains(&n))
     }
 
     /// The task a seed selects from a split: the same seed gives the same task on any machine.
+    /// Each family (and the listed ids, together) is equally likely, then each of its tasks;
+    /// so a family of a few fixed tasks is drawn as often as one of a million instances.
     /// `None` when the split is empty.
-    pub fn pick(&self, split: Split, seed: u64) -> Option<&str> {
-        let ids = self.ids(split);
-        if ids.is_empty() {
-            return None;
-        }
+    pub fn pick(&self, split: Split, seed: u64) -> Option<String> {
         // A generator distinct from the episode's own stream, so the choice of task does not
         // shift the randomness the episode itself sees.
         let mut rng = EpisodeRng::new(seed ^ 0x7A5C_0000_0000_0001);
-        Some(&ids[rng.below(ids.len())])
+        let listed = self.listed(split);
+        let families: Vec<&TaskFamily> = self
+            .families
+            .iter()
+            .filter(|f| !f.range(split).is_empty())
+            .collect();
+        let groups = families.len() + usize::from(!listed.is_empty());
+        if groups == 0 {
+            return None;
+        }
+        let group = if families.is_empty() {
+            0
+        } else {
+            rng.below(groups)
+        };
+        if !listed.is_empty() && group == 0 {
+            return Some(listed[rng.below(listed.len())].clone());
+        }
+        let family = families[group - usize::from(!listed.is_empty())];
+        let range = family.range(split);
+        let n = range.start + rng.below_u64(range.end - range.start);
+        Some(family.id(n))
     }
 }
 
@@ -103,8 +244,41 @@ mod tests {
         );
         assert_eq!(set.pick(Split::Train, 42), set.pick(Split::Train, 42));
         assert!(set.pick(Split::Train, 42).unwrap().starts_with("train-"));
-        assert_eq!(set.pick(Split::Test, 5), Some("test-0"));
+        assert_eq!(set.pick(Split::Test, 5).as_deref(), Some("test-0"));
         assert_eq!(set.split_of("test-0"), Some(Split::Test));
         assert_eq!(set.split_of("nope"), None);
+    }
+
+    #[test]
+    fn families_name_instances_and_keep_splits_apart() {
+        let set = TaskSet::new(vec!["listed".into()], Vec::new())
+            .with_family(TaskFamily::new("sums", 0..900, 900..1000))
+            .with_family(TaskFamily::new("held-out", 0..0, 0..50));
+        assert_eq!(set.len(Split::Train), 901);
+        assert_eq!(set.len(Split::Test), 150);
+        assert_eq!(set.get(Split::Train, 0).as_deref(), Some("listed"));
+        assert_eq!(set.get(Split::Train, 1).as_deref(), Some("sums/0"));
+        assert_eq!(set.get(Split::Train, 900).as_deref(), Some("sums/899"));
+        assert_eq!(set.get(Split::Train, 901), None);
+        assert_eq!(set.get(Split::Test, 100).as_deref(), Some("held-out/0"));
+        assert_eq!(set.slice(Split::Test, 98, 1000).len(), 52);
+        assert_eq!(set.split_of("sums/899"), Some(Split::Train));
+        assert_eq!(set.split_of("sums/900"), Some(Split::Test));
+        assert_eq!(set.split_of("sums/1000"), None);
+        assert_eq!(set.split_of("held-out/7"), Some(Split::Test));
+        for bad in [
+            "sums/", "sums/01", "sums/+1", "sums/ 1", "/1", "nope/1", "sums/-1",
+        ] {
+            assert_eq!(set.split_of(bad), None, "{bad}");
+        }
+        let mut seen = std::collections::HashSet::new();
+        for seed in 0..300 {
+            let id = set.pick(Split::Test, seed).unwrap();
+            assert_eq!(set.split_of(&id), Some(Split::Test), "{id}");
+            seen.insert(id.split('/').next().unwrap().to_owned());
+        }
+        // Every family of the split is drawn, however few tasks it has.
+        assert_eq!(seen.len(), 2);
+        assert_eq!(set.pick(Split::Train, 9), set.pick(Split::Train, 9));
     }
 }

@@ -13,7 +13,7 @@
 //!
 //! let wordle = Wordle::new(WordleConfig::default());
 //! assert_eq!(wordle.name(), "wordle");
-//! assert!(wordle.tasks().ids(Split::Train).len() > 1800);
+//! assert!(wordle.tasks().listed(Split::Train).len() > 1800);
 //! ```
 
 pub mod feedback;

@@ -78,8 +78,8 @@ mod tests {
     fn splits_are_disjoint_and_cover_the_answers() {
         let words = WordList::original();
         let tasks = WordleTasks::new(&words);
-        let train = tasks.set().ids(Split::Train);
-        let test = tasks.set().ids(Split::Test);
+        let train = tasks.set().listed(Split::Train);
+        let test = tasks.set().listed(Split::Test);
         assert_eq!(train.len() + test.len(), 2315);
         assert!(test.len() > 350 && test.len() < 600, "{}", test.len());
         let mut all: Vec<Word> = train
@@ -97,8 +97,8 @@ mod tests {
         // The ids depend only on the words; these must never change, or saved results and
         // published splits stop meaning the same tasks.
         let tasks = WordleTasks::new(&WordList::original());
-        assert_eq!(tasks.set().ids(Split::Train).len(), 1881);
-        assert_eq!(tasks.set().ids(Split::Test).len(), 434);
+        assert_eq!(tasks.set().listed(Split::Train).len(), 1881);
+        assert_eq!(tasks.set().listed(Split::Test).len(), 434);
         for (id, word) in [
             ("train-0000", b"light"),
             ("train-1000", b"lying"),
@@ -113,7 +113,7 @@ mod tests {
     fn small_lists_are_all_train() {
         let words = WordList::from_text("apple\n", "").unwrap();
         let tasks = WordleTasks::new(&words);
-        assert_eq!(tasks.set().ids(Split::Train), ["train-0000"]);
+        assert_eq!(tasks.set().listed(Split::Train), ["train-0000"]);
         assert_eq!(tasks.answer("train-0000"), Some(*b"apple"));
         assert_eq!(tasks.answer("train-0001"), None);
         assert_eq!(tasks.answer("bogus"), None);

@@ -46,13 +46,13 @@ pub async fn start(
 
 /// The task at `index` in a split's task list.
 fn task_at(env: &dyn Environment, split: Split, index: usize) -> Result<String, DoorError> {
-    let ids = env.tasks().ids(split);
-    ids.get(index).cloned().ok_or_else(|| {
+    let tasks = env.tasks();
+    tasks.get(split, index as u64).ok_or_else(|| {
         DoorError::Invalid(format!(
             "index {index} is out of range: the {split} split of {} has {} tasks (indices 0 to {})",
             env.name(),
-            ids.len(),
-            ids.len().saturating_sub(1)
+            tasks.len(split),
+            tasks.len(split).saturating_sub(1)
         ))
     })
 }

@@ -349,15 +349,20 @@ fn env_split(
     Ok((door.env(scope, headers)?, parse_split(split)?))
 }
 
+/// The most tasks one list or range reply holds.
+pub(crate) const LISTED_TASKS: u64 = 10_000;
+
 const SPLIT_EXAMPLE: &str = "{\"split\": \"train\"}";
 
 async fn tasks(door: Arc<Door>, scope: Scope, headers: HeaderMap, body: Body) -> Response {
     respond((|| {
         let body: SplitBody = parse_body(&read_body(body)?, "task list request", SPLIT_EXAMPLE)?;
         let (env, split) = env_split(&door, scope, &headers, &body.split)?;
+        // A split of generated families may hold millions: the first LISTED_TASKS, and
+        // get_task_range for the rest (num_tasks says how many there are).
         let tasks: Vec<Value> = env
             .tasks()
-            .ids(split)
+            .slice(split, 0, LISTED_TASKS)
             .iter()
             .map(|id| task_object(id))
             .collect();
@@ -369,7 +374,7 @@ async fn num_tasks(door: Arc<Door>, scope: Scope, headers: HeaderMap, body: Body
     respond((|| {
         let body: SplitBody = parse_body(&read_body(body)?, "task count request", SPLIT_EXAMPLE)?;
         let (env, split) = env_split(&door, scope, &headers, &body.split)?;
-        Ok(json!({ "num_tasks": env.tasks().ids(split).len() }))
+        Ok(json!({ "num_tasks": env.tasks().len(split) }))
     })())
 }
 
@@ -381,16 +386,18 @@ async fn task(door: Arc<Door>, scope: Scope, headers: HeaderMap, body: Body) -> 
             "{\"split\": \"train\", \"index\": 0}",
         )?;
         let (env, split) = env_split(&door, scope, &headers, &body.split)?;
-        let ids = env.tasks().ids(split);
-        let index = python_index(body.index, ids.len()).ok_or_else(|| {
-            OrsError::bad_request(format!(
-                "Invalid index {}: the {split} split of {} has {} tasks",
-                body.index,
-                env.name(),
-                ids.len()
-            ))
-        })?;
-        Ok(json!({ "task": task_object(&ids[index]), "env_name": env.name() }))
+        let tasks = env.tasks();
+        let id = python_index(body.index, tasks.len(split))
+            .and_then(|index| tasks.get(split, index))
+            .ok_or_else(|| {
+                OrsError::bad_request(format!(
+                    "Invalid index {}: the {split} split of {} has {} tasks",
+                    body.index,
+                    env.name(),
+                    tasks.len(split)
+                ))
+            })?;
+        Ok(json!({ "task": task_object(&id), "env_name": env.name() }))
     })())
 }
 
@@ -402,9 +409,14 @@ async fn task_range(door: Arc<Door>, scope: Scope, headers: HeaderMap, body: Bod
             "{\"split\": \"train\", \"start\": 0, \"stop\": 10}",
         )?;
         let (env, split) = env_split(&door, scope, &headers, &body.split)?;
-        let ids = env.tasks().ids(split);
-        let (start, stop) = python_range(body.start, body.stop, ids.len());
-        let tasks: Vec<Value> = ids[start..stop].iter().map(|id| task_object(id)).collect();
+        let (start, stop) = python_range(body.start, body.stop, env.tasks().len(split));
+        let stop = stop.min(start.saturating_add(LISTED_TASKS));
+        let tasks: Vec<Value> = env
+            .tasks()
+            .slice(split, start, stop)
+            .iter()
+            .map(|id| task_object(id))
+            .collect();
         Ok(json!({ "tasks": tasks, "env_name": env.name() }))
     })())
 }

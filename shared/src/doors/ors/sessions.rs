@@ -50,18 +50,20 @@ impl TaskSource {
                 options: spec.options.clone(),
             },
             TaskSource::Index { split, index } => {
-                let ids = env.tasks().ids(*split);
-                let Some(position) = python_index(*index, ids.len()) else {
+                let tasks = env.tasks();
+                let Some(id) = python_index(*index, tasks.len(*split))
+                    .and_then(|position| tasks.get(*split, position))
+                else {
                     return Err(OrsError::bad_request(format!(
                         "Invalid index {index}: the {split} split of {} has {} tasks (indices 0 to {}, or negative from the end)",
                         env.name(),
-                        ids.len(),
-                        ids.len().saturating_sub(1)
+                        tasks.len(*split),
+                        tasks.len(*split).saturating_sub(1)
                     )));
                 };
                 CreateEpisode {
                     env: Some(env.name().to_owned()),
-                    task: Some(ids[position].clone()),
+                    task: Some(id),
                     seed: None,
                     split: Some(*split),
                     options: None,

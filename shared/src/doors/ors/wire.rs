@@ -154,14 +154,14 @@ pub(super) fn task_object(id: &str) -> Value {
 }
 
 /// The index-th element of `len` elements, Python style (`-1` is the last).
-pub(super) fn python_index(index: i64, len: usize) -> Option<usize> {
+pub(super) fn python_index(index: i64, len: u64) -> Option<u64> {
     let len = i64::try_from(len).ok()?;
     let index = if index < 0 { index + len } else { index };
-    (0..len).contains(&index).then_some(index as usize)
+    (0..len).contains(&index).then_some(index as u64)
 }
 
 /// `range(start, stop)` clamped to `len` elements, Python slice style.
-pub(super) fn python_range(start: Option<i64>, stop: Option<i64>, len: usize) -> (usize, usize) {
+pub(super) fn python_range(start: Option<i64>, stop: Option<i64>, len: u64) -> (u64, u64) {
     let total = i64::try_from(len).unwrap_or(i64::MAX);
     let clamp = |value: i64| {
         let value = if value < 0 {
@@ -169,7 +169,7 @@ pub(super) fn python_range(start: Option<i64>, stop: Option<i64>, len: usize) ->
         } else {
             value
         };
-        value.min(total) as usize
+        value.min(total) as u64
     };
     let (start, stop) = (clamp(start.unwrap_or(0)), clamp(stop.unwrap_or(total)));
     (start, stop.max(start))
