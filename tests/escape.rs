@@ -76,6 +76,12 @@ fn start_server(installed: &Installed, run_as: RunAs, args: &[&str]) -> HttpServ
         .arg(format!("--tmp-size={TMP_MB}M"))
         .arg(format!("--shm-size={SHM_MB}M"))
         .env("MCPGYM_TOKEN", TOKEN)
+        // The runtime .ci/setup builds beside the binary under test (the copy would not find
+        // it), so the battery also runs against its bind.
+        .env(
+            "MCPGYM_RUNTIME",
+            std::path::Path::new(crate::common::BIN).with_file_name("../runtime"),
+        )
         .env("RUST_LOG", "warn")
         .env("TMPDIR", "/tmp");
     HttpServer::spawn(command)
@@ -351,9 +357,7 @@ async fn jupyter_battery(run_as: RunAs) {
     );
     let (victim_id, victim) = episode(
         &server,
-        NewEpisode::default()
-            .env("jupyter")
-            .task("jupyter-train-000"),
+        NewEpisode::default().env("jupyter").task("classic/0"),
     )
     .await;
     let marker = format!("victim-marker-{}", uuid_like());
@@ -367,9 +371,7 @@ async fn jupyter_battery(run_as: RunAs) {
 
     let (attacker_id, attacker) = episode(
         &server,
-        NewEpisode::default()
-            .env("jupyter")
-            .task("jupyter-train-000"),
+        NewEpisode::default().env("jupyter").task("classic/0"),
     )
     .await;
     let target = Target {
@@ -579,10 +581,9 @@ async fn what_a_killed_server_left_is_removed_at_the_next_start() {
     }
     let installed = Installed::new("stale");
     let running = start_server(&installed, RunAs::Root, &["jupyter"]);
-    let (_, _client) = episode(&running, NewEpisode::default().task("jupyter-train-000")).await;
+    let (_, _client) = episode(&running, NewEpisode::default().task("classic/0")).await;
     let killed = start_server(&installed, RunAs::Root, &["jupyter"]);
-    let (_, _killed_client) =
-        episode(&killed, NewEpisode::default().task("jupyter-train-000")).await;
+    let (_, _killed_client) = episode(&killed, NewEpisode::default().task("classic/0")).await;
     let folder = format!("/tmp/mcpgym-sandbox-{}", killed.pid());
     let mounts_of = |folder: &str| {
         std::fs::read_to_string("/proc/self/mountinfo")

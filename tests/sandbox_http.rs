@@ -1373,3 +1373,259 @@ threading.Thread(target=swap, daemon=True).start()
     );
     let _ = std::fs::remove_dir_all(&host);
 }
+
+/// The lock the default runtime is built from: (distribution, version) pairs.
+fn runtime_lock() -> Vec<(String, String)> {
+    let path = format!(
+        "{}/../../.ci/runtime-requirements.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let (name, version) = line.split_once("==").expect("name==version");
+            (name.trim().to_owned(), version.trim().to_owned())
+        })
+        .collect()
+}
+
+/// The runtime `.ci/setup` builds, as the binary finds it (beside `target/debug`).
+fn default_runtime() -> std::path::PathBuf {
+    let runtime = std::path::Path::new(BIN)
+        .parent()
+        .and_then(|dir| dir.parent())
+        .unwrap()
+        .join("runtime");
+    assert!(
+        runtime.join(".requirements-sha256").is_file(),
+        "no runtime at {}: run .ci/setup --deps",
+        runtime.display()
+    );
+    runtime
+}
+
+/// The data-science runtime: every package of the lock importable at its locked version, in
+/// the kernel and in shell commands, and read-only inside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxes_run_on_the_locked_data_science_runtime() {
+    let runtime = default_runtime();
+    let site = runtime.join("lib/python3.11/site-packages");
+    let service = HttpServer::start(&["sandbox", "--pool", "1"]);
+    let client = Client::new(&service.base);
+    let id = client.create(json!({"timeout": 300})).await;
+
+    let modules = "numpy pandas matplotlib seaborn scipy sklearn statsmodels sympy networkx \
+        openpyxl xlrd pyarrow polars requests bs4 lxml PIL plotly tabulate ipykernel";
+    let names: Vec<String> = runtime_lock().into_iter().map(|(name, _)| name).collect();
+    let code = format!(
+        r#"import importlib, importlib.metadata, json, os, sys, time
+started = time.perf_counter()
+import pandas as pd
+pandas_seconds = time.perf_counter() - started
+for name in {modules:?}.split():
+    importlib.import_module(name)
+started = time.perf_counter()
+import matplotlib.pyplot as plt
+plt.plot([1, 2])
+plt.savefig("/tmp/plot.png")
+plot_seconds = time.perf_counter() - started
+frame = pd.DataFrame({{"city": ["Oslo", "Lima", "Pune"], "rain": [1.5, 0.25, 3.0], "days": [3, 1, 7]}})
+frame.to_parquet("round.parquet", engine="pyarrow")
+frame.to_excel("round.xlsx", index=False, engine="openpyxl")
+parquet_ok = pd.read_parquet("round.parquet").equals(frame)
+xlsx_ok = pd.read_excel("round.xlsx", engine="openpyxl").equals(frame)
+print(json.dumps({{
+    "versions": {{name: importlib.metadata.version(name) for name in {names:?}}},
+    "prefix": sys.prefix,
+    "parquet": parquet_ok,
+    "xlsx": xlsx_ok,
+    "mpl_dir": sorted(os.listdir(os.environ["MPLCONFIGDIR"])),
+    "home": sorted(os.listdir(os.path.expanduser("~"))),
+    "pandas_seconds": pandas_seconds,
+    "plot_seconds": plot_seconds,
+}}))"#
+    );
+    let lines = client.run(&id, &code).await;
+    assert!(errors(&lines).is_empty(), "{lines:#?}");
+    let report: Value = serde_json::from_str(text_of(&lines, "stdout").trim()).unwrap();
+    eprintln!(
+        "runtime: import pandas {:.2} s, first plot {:.2} s",
+        report["pandas_seconds"].as_f64().unwrap(),
+        report["plot_seconds"].as_f64().unwrap()
+    );
+    for (name, version) in runtime_lock() {
+        assert_eq!(report["versions"][&name], version, "{name}");
+    }
+    assert_eq!(report["prefix"], runtime.to_str().unwrap());
+    assert_eq!(report["parquet"], true);
+    assert_eq!(report["xlsx"], true);
+    // The font cache came with the runtime: nothing rebuilt it, nothing landed in the home.
+    assert!(
+        report["mpl_dir"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|name| name.as_str().unwrap().starts_with("fontlist-")),
+        "{report}"
+    );
+    for written in [".cache", ".config"] {
+        assert!(
+            !report["home"].as_array().unwrap().contains(&json!(written)),
+            "{report}"
+        );
+    }
+
+    // Shell commands (and so task setups and checks) find the same Python first on PATH.
+    let (out, err, code) = command(
+        &client,
+        &id,
+        "python3 -c 'import pandas; print(pandas.__version__)' && command -v python3 python pip",
+        json!({}),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let pandas = runtime_lock()
+        .into_iter()
+        .find(|(name, _)| name == "pandas")
+        .unwrap()
+        .1;
+    let bin = runtime.join("bin");
+    let expected = format!(
+        "{pandas}\n{0}/python3\n{0}/python\n{0}/pip\n",
+        bin.display()
+    );
+    assert_eq!(out, expected);
+
+    // Read-only inside, from a command and from the kernel.
+    let (_, err, code) = command(
+        &client,
+        &id,
+        &format!("touch {}/pandas/planted.py", site.display()),
+        json!({}),
+    )
+    .await;
+    assert_ne!(code, 0);
+    assert!(err.contains("Read-only file system"), "{err}");
+    let lines = client
+        .run(
+            &id,
+            "import pandas, pathlib\n\
+             pathlib.Path(pandas.__file__).with_name('planted.py').write_text('x')",
+        )
+        .await;
+    assert!(
+        text_of(&lines, "stderr").contains("Read-only file system")
+            || format!("{lines:?}").contains("Read-only file system"),
+        "{lines:#?}"
+    );
+    assert!(!site.join("pandas/planted.py").exists());
+}
+
+/// A `--runtime` that is no Python prefix is refused at start, with what to do.
+#[test]
+fn a_runtime_that_is_no_python_prefix_is_refused() {
+    for args in [
+        &["sandbox", "--http", "127.0.0.1:0"][..],
+        &["jupyter", "--http", "127.0.0.1:0"],
+        &["serve", "--http", "127.0.0.1:0"],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--runtime", "/nonexistent/venv"]);
+        let said = crate::common::start_fails(&args);
+        assert!(
+            said.contains(
+                "--runtime /nonexistent/venv is not a usable Python prefix (/nonexistent/venv/bin/python is missing)"
+            ) && said.contains(".ci/setup"),
+            "{args:?}: {said}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_burst_of_creates_queues_for_kernels_and_each_gets_one() {
+    // No warm kernel at all: every create waits for one the pool starts for it, a few at a
+    // time, instead of starting its own.
+    let service = HttpServer::start(&["sandbox", "--pool", "0", "--start-timeout", "120"]);
+    let client = Client::new(&service.base);
+    let creates: Vec<_> = (0..12)
+        .map(|n| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let id = client.create(json!({"templateID": "base"})).await;
+                let lines = client.run(&id, &format!("{n} * 2")).await;
+                (n, main_result(&lines))
+            })
+        })
+        .collect();
+    for create in creates {
+        let (n, result) = create.await.unwrap();
+        assert_eq!(result, Some((n * 2).to_string()));
+    }
+    // The burst raised the pool's target: kernels are started ahead for the next one.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let health: Value = client
+            .http
+            .get(format!("{}/health", service.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if health["warmKernels"].as_u64().unwrap_or(0) >= 12 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the pool did not grow: {health}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_create_that_gets_no_kernel_in_time_says_why() {
+    // A runtime whose kernels never come up (the fault a hung start-up would cause): its
+    // python is the real one, except that a kernel launch sleeps.
+    let runtime = std::env::temp_dir().join(format!("mcpgym-hung-runtime-{}", std::process::id()));
+    std::fs::create_dir_all(runtime.join("bin")).unwrap();
+    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/runtime/bin/python");
+    let python = runtime.join("bin/python");
+    std::fs::write(
+        &python,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *ipykernel_launcher*) exec sleep 600;; esac\nexec {} \"$@\"\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let service = HttpServer::start(&[
+        "sandbox",
+        "--pool",
+        "0",
+        "--start-timeout",
+        "2",
+        "--runtime",
+        runtime.to_str().unwrap(),
+    ]);
+    let client = Client::new(&service.base);
+    let response = client
+        .post("/sandboxes")
+        .json(&json!({"templateID": "base"}))
+        .send()
+        .await
+        .unwrap();
+    assert_json_error(
+        response,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "no sandbox kernel became ready within 2 s",
+    )
+    .await;
+    let said =
+        crate::common::start_fails(&["sandbox", "--http", "127.0.0.1:0", "--start-timeout", "0"]);
+    assert!(said.contains("--start-timeout"), "{said}");
+    drop(service);
+    let _ = std::fs::remove_dir_all(&runtime);
+}

@@ -5,6 +5,7 @@ mod choices;
 mod envs;
 mod jails;
 mod registry;
+mod runtime;
 
 // Every tool call allocates small JSON values on several threads; mimalloc serves that pattern
 // with far less contention and fragmentation than the system allocator.
@@ -25,6 +26,7 @@ use mcpgym_shared::stdio::serve_stdio;
 use crate::envs::ENVIRONMENTS;
 use crate::jails::QuotaArgs;
 use crate::registry::{Built, EnvCommand};
+use crate::runtime::{RUNTIME_VAR, RuntimeArgs};
 
 /// Reinforcement-learning environments for LLM agents, each an MCP server.
 ///
@@ -56,6 +58,8 @@ enum Command {
         http: std::net::SocketAddr,
         #[command(flatten)]
         common: CommonArgs,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
         #[command(flatten, next_help_heading = "Jails")]
         quotas: QuotaArgs,
     },
@@ -79,6 +83,14 @@ struct SandboxArgs {
     /// Jailed kernels kept started ahead of demand, so a create is ready at once.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pool: usize,
+    /// After a burst of creates the pool grows to the burst's size (for ten minutes), up to N
+    /// kernels (an idle kernel costs about 40 MiB).
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pool_max: usize,
+    /// Longest a kernel may take to start, and a create may wait for one when the pool is
+    /// empty (creates queue for the kernels being started); then the create gets 503.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    start_timeout: u64,
     /// Longest a cell or command may run: then it is interrupted, and if it does not stop
     /// within a grace period the kernel is killed and restarted (the response says so).
     #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
@@ -100,6 +112,8 @@ struct SandboxArgs {
     /// a socket path may not exceed 107 bytes.
     #[arg(long, value_name = "DIR")]
     root_dir: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    runtime: RuntimeArgs,
     #[command(flatten, next_help_heading = "Jails")]
     quotas: QuotaArgs,
     #[command(flatten, next_help_heading = "HTTP connections")]
@@ -119,6 +133,16 @@ fn main() -> anyhow::Result<()> {
     // SAFETY: sets one integer option; mimalloc reads options atomically.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let cli = Cli::parse();
+    if let Command::Serve {
+        runtime: RuntimeArgs { runtime: Some(dir) },
+        ..
+    } = &cli.command
+    {
+        // The environments `serve` hosts read their flags' defaults, the runtime's from this
+        // variable.
+        // SAFETY: no other thread exists yet.
+        unsafe { std::env::set_var(RUNTIME_VAR, dir) };
+    }
     init_tracing();
     let jails = match &cli.command {
         Command::Env(env) => env.registration.jails,
@@ -148,6 +172,7 @@ fn main() -> anyhow::Result<()> {
             http,
             common,
             quotas,
+            ..
         } => run_serve(http, common, &quotas),
         Command::Sandbox(args) => run_sandbox(args),
         Command::Bench { target } => bench::run(target),
@@ -218,6 +243,7 @@ fn run_serve(
 
 /// Serves the sandbox service until Ctrl-C or SIGTERM, then kills every sandbox.
 fn run_sandbox(args: SandboxArgs) -> anyhow::Result<()> {
+    let runtime = args.runtime.resolve()?;
     let defaults = ServiceConfig::default();
     let config = ServiceConfig {
         // Never DIR itself: the service removes its folder at exit.
@@ -226,11 +252,14 @@ fn run_sandbox(args: SandboxArgs) -> anyhow::Result<()> {
             None => defaults.root_dir,
         },
         pool_size: args.pool,
+        pool_max: args.pool_max,
+        start_timeout: std::time::Duration::from_secs(args.start_timeout),
         execution_timeout: std::time::Duration::from_secs(args.execution_timeout),
         max_sandboxes: usize::try_from(args.max_sandboxes).unwrap_or(usize::MAX),
         token: args.token,
         limits: args.quotas.apply(defaults.limits.clone()),
         http: args.connections.config(),
+        runtime,
         ..defaults
     };
     // Kernels, jails and streamed responses all wait on I/O; two workers keep one slow

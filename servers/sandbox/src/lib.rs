@@ -7,14 +7,17 @@
 //!   (interrupt, then kill and restart), interrupt, restart, shutdown.
 //! - [`service`]: the E2B-compatible HTTP service over them (control plane, code
 //!   interpreter, envd subset) with a warm pool and server-side deadlines.
+//! - [`runtime`]: the Python prefix every jail runs on, bound read-only (a venv of its own,
+//!   or Debian's `/usr`).
 //!
-//! The system needs `bwrap` and a Python with `ipykernel` under `/usr` (Debian: `bubblewrap`,
-//! `python3-ipykernel`; `python3-matplotlib` for plots).
+//! The system needs `bwrap` and a Python with `ipykernel`: a [`Runtime`], or Debian's under
+//! `/usr` (`bubblewrap`, `python3-ipykernel`; `python3-matplotlib` for plots).
 
 #![warn(missing_docs)]
 
 pub mod error;
 pub mod kernel;
+pub mod runtime;
 pub mod service;
 
 /// The jail every sandbox process runs in (the `mcpgym-jail` crate, shared with the desktop).
@@ -23,3 +26,4 @@ pub use mcpgym_jail as jail;
 pub use error::{Error, Result};
 pub use jail::{Jail, JailConfig, Limits};
 pub use kernel::{Event, Execution, ExecutionStatus, Kernel, KernelConfig, Output, StreamName};
+pub use runtime::{Runtime, RuntimeError};

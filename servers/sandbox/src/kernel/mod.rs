@@ -44,8 +44,10 @@ use execution::Collector;
 /// Name of the connection file and prefix of the socket files in the jail's run directory.
 const CONNECTION_FILE: &str = "kernel.json";
 const SOCKET_PREFIX: &str = "kernel";
-/// How often an unanswered `kernel_info_request` is sent again while starting.
-const READY_PROBE: Duration = Duration::from_millis(500);
+/// How often an unanswered `kernel_info_request` is sent again while starting: a probe sent
+/// before the kernel subscribed its iopub socket is answered on shell only, and waiting long
+/// for the next one would add that much to every start.
+const READY_PROBE: Duration = Duration::from_millis(100);
 
 /// How to start a kernel. [`KernelConfig::new`] gives working defaults.
 #[derive(Debug, Clone)]

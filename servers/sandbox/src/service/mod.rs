@@ -54,8 +54,14 @@ use mcpgym_e2b::{headers as e2b_headers, paths, routing};
 pub struct ServiceConfig {
     /// Host directory holding one folder per sandbox (created; removed at shutdown).
     pub root_dir: PathBuf,
-    /// Jailed kernels kept started ahead of demand.
+    /// Jailed kernels kept started ahead of demand, at least.
     pub pool_size: usize,
+    /// Most kernels kept started ahead of demand: after a burst of creates the pool grows to
+    /// the burst's size for the next ten minutes, up to this.
+    pub pool_max: usize,
+    /// Longest a kernel may take to start, and a create may wait for one when the pool is
+    /// empty; then the create fails with 503 and a sentence saying why.
+    pub start_timeout: Duration,
     /// Longest a cell or command may run before the server interrupts it (then kills and
     /// restarts the kernel if it does not stop).
     pub execution_timeout: Duration,
@@ -74,16 +80,20 @@ pub struct ServiceConfig {
     pub http: ServeConfig,
     /// Resource limits and quotas of every sandbox's jails.
     pub limits: crate::jail::Limits,
+    /// The Python every sandbox's kernels and commands run on.
+    pub runtime: crate::Runtime,
 }
 
 impl Default for ServiceConfig {
-    /// A pool of 2, 300 s per execution, 100 sandboxes, 24 h lifetimes, 4 MiB requests,
-    /// 100 MiB files, under `$TMPDIR/mcpgym-sandbox-<pid>`; connections as
-    /// [`ServeConfig::default`] says.
+    /// A pool of 2 (up to 128 after bursts), 60 s to start, 300 s per execution, 100 sandboxes, 24 h lifetimes, 4 MiB requests,
+    /// 100 MiB files, under `$TMPDIR/mcpgym-sandbox-<pid>`, on Debian's Python; connections
+    /// as [`ServeConfig::default`] says.
     fn default() -> Self {
         ServiceConfig {
             root_dir: std::env::temp_dir().join(format!("mcpgym-sandbox-{}", std::process::id())),
             pool_size: 2,
+            pool_max: 128,
+            start_timeout: Duration::from_secs(60),
             execution_timeout: Duration::from_secs(300),
             max_sandboxes: 100,
             max_timeout: Duration::from_secs(24 * 3600),
@@ -92,6 +102,7 @@ impl Default for ServiceConfig {
             token: None,
             http: ServeConfig::default(),
             limits: crate::jail::Limits::default(),
+            runtime: crate::Runtime::system(),
         }
     }
 }

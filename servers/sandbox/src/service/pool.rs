@@ -1,21 +1,33 @@
 //! The warm pool: jailed kernels started ahead of demand, so a create only hands one over.
 //!
 //! Each warm kernel has its own sandbox root (fresh home, fresh uid) and goes to exactly one
-//! sandbox; it is never given back. Taking one wakes the refiller, which starts replacements
-//! one at a time in the background (on two cores, starting several at once only slows the
-//! sandboxes that are already running).
+//! sandbox; it is never given back. The pool keeps `pool_size` kernels ready, or more when
+//! demand was higher: its target is the most creates seen within the last
+//! [`DEMAND_WINDOW`] (a GRPO step starts the same group size again and again), capped by
+//! `pool_max` and the sandbox limit. Kernels start a few at a time ([`parallel_starts`]): on
+//! two cores more at once only slows them all down.
+//!
+//! A create that finds the pool empty waits for the next kernel to start, up to
+//! `start_timeout`, instead of starting one of its own: a burst of hundreds of creates then
+//! queues behind a bounded number of starts instead of thrashing the machine, and is served in
+//! order. A create that cannot be served in time is told why.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
 
 use crate::jail::{JailConfig, UidLease, UidPool};
 use crate::kernel::{Kernel, KernelConfig};
 
 use super::ServiceConfig;
+
+/// How long a burst of creates keeps the pool's target up.
+pub(crate) const DEMAND_WINDOW: Duration = Duration::from_secs(600);
 
 /// A started kernel in its own sandbox root, not yet given to a sandbox.
 pub(crate) struct Warm {
@@ -24,9 +36,29 @@ pub(crate) struct Warm {
     pub(crate) lease: Option<UidLease>,
 }
 
-/// Pre-started kernels, refilled in the background up to the configured size.
+/// Why no kernel could be handed over.
+#[derive(Debug)]
+pub(crate) struct Starved {
+    /// How long the create waited.
+    pub(crate) waited: Duration,
+    /// Kernels starting when it gave up.
+    pub(crate) starting: usize,
+    /// Creates waiting when it gave up (itself included).
+    pub(crate) waiting: usize,
+    /// The last start failure, if starts are failing.
+    pub(crate) failure: Option<String>,
+}
+
+/// Pre-started kernels, refilled in the background.
 pub(crate) struct Pool {
     ready: Mutex<VecDeque<Warm>>,
+    /// Creates waiting for the next kernel, oldest first.
+    waiters: Mutex<VecDeque<oneshot::Sender<Warm>>>,
+    /// Kernels being started now.
+    starting: AtomicUsize,
+    /// When recent creates were served, for the demand-sized target.
+    demand: Mutex<VecDeque<Instant>>,
+    last_failure: Mutex<Option<String>>,
     wanted: Notify,
     config: Arc<ServiceConfig>,
 }
@@ -36,40 +68,135 @@ impl Pool {
     pub(crate) fn new(config: Arc<ServiceConfig>) -> Arc<Pool> {
         Arc::new(Pool {
             ready: Mutex::new(VecDeque::new()),
+            waiters: Mutex::new(VecDeque::new()),
+            starting: AtomicUsize::new(0),
+            demand: Mutex::new(VecDeque::new()),
+            last_failure: Mutex::new(None),
             wanted: Notify::new(),
             config,
         })
     }
 
-    /// Starts the background task that keeps the pool full.
+    /// Starts the background task that keeps the pool at its target and serves waiting
+    /// creates. It runs even with a pool size of 0: then it starts kernels only for creates.
     pub(crate) fn spawn_refiller(self: &Arc<Self>) {
-        if self.config.pool_size == 0 {
-            return;
-        }
         // The pool lives as long as the service; the task ends with the runtime.
         let this = self.clone();
         tokio::spawn(async move {
             loop {
-                if this.len() >= this.config.pool_size {
-                    this.wanted.notified().await;
-                    continue;
+                let wanted = this.wanted.notified();
+                while this.should_start() {
+                    this.starting.fetch_add(1, Ordering::SeqCst);
+                    let pool = this.clone();
+                    tokio::spawn(async move { pool.start_one().await });
                 }
-                match start_kernel(&this.config, false).await {
-                    Ok(warm) => this.ready.lock().expect("pool lock").push_back(warm),
-                    Err(error) => {
-                        tracing::warn!(%error, "cannot start a warm kernel; retrying in 5 s");
-                        tokio::time::sleep(Duration::from_secs(5)).await;
-                    }
-                }
+                wanted.await;
             }
         });
     }
 
-    /// A warm kernel if one is ready (the pool then refills).
-    pub(crate) fn take(&self) -> Option<Warm> {
-        let warm = self.ready.lock().expect("pool lock").pop_front();
+    /// Whether one more kernel should start now.
+    fn should_start(&self) -> bool {
+        let starting = self.starting.load(Ordering::SeqCst);
+        if starting >= parallel_starts() {
+            return false;
+        }
+        let have = self.len() + starting;
+        let wanted = (self.target() + self.waiting()).min(self.config.max_sandboxes.max(1));
+        have < wanted
+    }
+
+    /// The number of kernels the pool aims to keep ready.
+    fn target(&self) -> usize {
+        let recent = {
+            let mut demand = self.demand.lock().expect("pool demand lock");
+            while demand
+                .front()
+                .is_some_and(|at| at.elapsed() > DEMAND_WINDOW)
+            {
+                demand.pop_front();
+            }
+            demand.len()
+        };
+        self.config
+            .pool_size
+            .max(recent.min(self.config.pool_max))
+            .min(self.config.max_sandboxes)
+    }
+
+    async fn start_one(self: Arc<Self>) {
+        let started = start_kernel(&self.config, false).await;
+        self.starting.fetch_sub(1, Ordering::SeqCst);
+        match started {
+            Ok(warm) => {
+                *self.last_failure.lock().expect("pool failure lock") = None;
+                self.hand_over(warm);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot start a warm kernel; retrying in 1 s");
+                *self.last_failure.lock().expect("pool failure lock") = Some(error.to_string());
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
         self.wanted.notify_one();
-        warm
+    }
+
+    /// Gives a fresh kernel to the oldest waiting create, or keeps it ready.
+    fn hand_over(&self, mut warm: Warm) {
+        loop {
+            let waiter = self.waiters.lock().expect("pool waiters lock").pop_front();
+            match waiter {
+                // A waiter that gave up meanwhile hands the kernel back.
+                Some(waiter) => match waiter.send(warm) {
+                    Ok(()) => return,
+                    Err(back) => warm = back,
+                },
+                None => {
+                    self.ready.lock().expect("pool lock").push_back(warm);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A warm kernel: one that is ready, else the next one started, waiting up to `timeout`.
+    pub(crate) async fn take(&self, timeout: Duration) -> Result<Warm, Starved> {
+        self.demand
+            .lock()
+            .expect("pool demand lock")
+            .push_back(Instant::now());
+        let ready = self.ready.lock().expect("pool lock").pop_front();
+        if let Some(warm) = ready {
+            self.wanted.notify_one();
+            return Ok(warm);
+        }
+        let started = Instant::now();
+        let (sender, receiver) = oneshot::channel();
+        self.waiters
+            .lock()
+            .expect("pool waiters lock")
+            .push_back(sender);
+        self.wanted.notify_one();
+        match tokio::time::timeout(timeout, receiver).await {
+            Ok(Ok(warm)) => Ok(warm),
+            _ => {
+                let starved = Starved {
+                    waited: started.elapsed(),
+                    starting: self.starting.load(Ordering::SeqCst),
+                    waiting: self.waiting(),
+                    failure: self.last_failure.lock().expect("pool failure lock").clone(),
+                };
+                // Our sender is dropped with the receiver; `waiting` skips it from now on.
+                Err(starved)
+            }
+        }
+    }
+
+    /// Creates still waiting for a kernel.
+    fn waiting(&self) -> usize {
+        let mut waiters = self.waiters.lock().expect("pool waiters lock");
+        waiters.retain(|w| !w.is_closed());
+        waiters.len()
     }
 
     /// How many kernels are ready.
@@ -87,6 +214,10 @@ impl Pool {
     }
 }
 
+/// Kernels started at once: one per core, at least two (a start waits on I/O part of the time).
+fn parallel_starts() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+}
 /// Starts a kernel in a new sandbox root under the service's directory, with a fresh uid.
 pub(crate) async fn start_kernel(
     config: &ServiceConfig,
@@ -107,7 +238,10 @@ pub(crate) async fn start_kernel(
     jail.allow_network = allow_network;
     jail.limits = config.limits.clone();
     jail.run_as = lease.as_ref().map(UidLease::user);
+    config.runtime.apply(&mut jail);
     let mut kernel_config = KernelConfig::new(jail);
+    kernel_config.python = config.runtime.python().to_string_lossy().into_owned();
+    kernel_config.start_timeout = config.start_timeout;
     kernel_config.uid_pool = None;
     match Kernel::start(kernel_config).await {
         Ok(kernel) => Ok(Warm {

@@ -90,20 +90,19 @@ impl Registry {
         let _place = self.reserve()?;
         // Warm kernels have no network: a sandbox that asks for it gets a kernel started now.
         let warm = if spec.allow_network {
-            None
-        } else {
-            self.pool.take()
-        };
-        let warm = match warm {
-            Some(warm) => warm,
-            None => start_kernel(&self.config, spec.allow_network)
+            start_kernel(&self.config, spec.allow_network)
                 .await
                 .map_err(|error| {
                     ApiError::new(
                         StatusCode::SERVICE_UNAVAILABLE,
                         format!("cannot start a sandbox kernel: {error}"),
                     )
-                })?,
+                })?
+        } else {
+            self.pool
+                .take(self.config.start_timeout)
+                .await
+                .map_err(|starved| starved_error(&starved))?
         };
         let sandbox = Arc::new(Sandbox::new(warm, spec, self.config.clone()));
         if !sandbox.env_vars.is_empty() {
@@ -333,6 +332,7 @@ impl Sandbox {
         jail.run_as = self.user;
         jail.allow_network = self.allow_network;
         jail.limits = self.config.limits.clone();
+        self.config.runtime.apply(&mut jail);
         for (key, value) in &self.env_vars {
             jail.env.retain(|(k, _)| k != key);
             jail.env.push((key.clone(), value.clone()));
@@ -343,6 +343,8 @@ impl Sandbox {
     /// Starts a kernel for a new context, in `cwd`.
     pub(crate) async fn start_context_kernel(&self, cwd: &str) -> Result<Kernel, ApiError> {
         let mut config = KernelConfig::new(self.jail_config("c"));
+        config.start_timeout = self.config.start_timeout;
+        config.python = self.config.runtime.python().to_string_lossy().into_owned();
         config.uid_pool = None;
         let mut kernel = Kernel::start(config)
             .await
@@ -489,4 +491,23 @@ pub(crate) fn env_from_json(
         env.push((key, value));
     }
     Ok(env)
+}
+
+/// The 503 of a create that got no kernel in time: what was going on, and what to change.
+fn starved_error(starved: &super::pool::Starved) -> ApiError {
+    let failing = match &starved.failure {
+        Some(failure) => format!("; kernels are failing to start: {failure}"),
+        None => String::new(),
+    };
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "no sandbox kernel became ready within {:.0} s ({} starting, {} creates waiting{failing}): \
+             keep more kernels ready ahead of bursts (--pool), allow longer starts (--start-timeout), \
+             or create fewer sandboxes at once",
+            starved.waited.as_secs_f64(),
+            starved.starting,
+            starved.waiting
+        ),
+    )
 }
