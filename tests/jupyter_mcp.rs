@@ -8,7 +8,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 /// Task: total revenue of the North region in sales.csv, rounded to 2 places (numeric grader).
-const TASK: &str = "jupyter-train-000";
+const TASK: &str = "classic/0";
 
 /// The agent-side computation of the task's answer, as a cell.
 const SOLVE: &str = "import csv\nrows = list(csv.DictReader(open('sales.csv')))\nprint(f\"{sum(int(r['units']) * float(r['unit_price']) for r in rows if r['region'] == 'North'):.2f}\")";
@@ -295,7 +295,7 @@ fn find(dir: &std::path::Path, name: &str) -> bool {
 }
 
 /// Task: write people.csv from people.json (graded by a hidden check run in the sandbox).
-const CHECK_TASK: &str = "jupyter-train-029";
+const CHECK_TASK: &str = "classic/29";
 
 #[tokio::test]
 async fn hidden_checks_grade_the_files_the_agent_wrote() {
@@ -762,4 +762,200 @@ async fn a_killed_kernel_is_restarted_within_the_call() {
     assert!(!stuck.contains("keeps its variables"), "{stuck}");
     assert!(text(&cell(&client, "kept").await).contains("NameError"));
     client.cancel().await.unwrap();
+}
+
+/// A family's reference solver as the agent's cell: `PROMPT` is the text `get_task` returned.
+fn solver_cell(family: &str, prompt: &str) -> String {
+    let path = format!(
+        "{}/../../servers/jupyter/families/{family}/solver.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let solver = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    format!(
+        "PROMPT = {}\n{solver}",
+        serde_json::to_string(prompt).unwrap()
+    )
+}
+
+#[tokio::test]
+async fn generated_families_are_served_listed_and_graded() {
+    let server = HttpServer::start(&["jupyter", "--sandbox-pool", "2"]);
+
+    // The task list pages through millions of generated instances, family by family.
+    let listed = server.get_json("/tasks?split=test&offset=0&limit=3").await;
+    assert!(
+        listed["total"].as_u64().unwrap() >= 30 * 100_000,
+        "{listed}"
+    );
+    assert_eq!(
+        listed["tasks"],
+        json!(["classic/38", "classic/39", "classic/40"])
+    );
+    let families = listed["families"].as_array().unwrap();
+    assert!(families.len() >= 31, "{listed}");
+    assert_eq!(families[0]["name"], "classic");
+    let too_many = server.get_json("/tasks?limit=100000").await;
+    assert!(
+        too_many["error"]
+            .as_str()
+            .unwrap()
+            .contains("at most 10000"),
+        "{too_many}"
+    );
+
+    // A seed picks a task of its split, the same one every time.
+    let first = server
+        .create(NewEpisode::default().seed(7).split(Split::Test))
+        .await;
+    let again = server
+        .create(NewEpisode::default().seed(7).split(Split::Test))
+        .await;
+    assert_eq!(first.task, again.task);
+    let (family, n) = first.task.rsplit_once('/').unwrap();
+    let range = families.iter().find(|f| f["name"] == family).unwrap()["test"].clone();
+    let n: u64 = n.parse().unwrap();
+    assert!(
+        range[0].as_u64().unwrap() <= n && n < range[1].as_u64().unwrap(),
+        "{} outside {range}",
+        first.task
+    );
+    for episode in [first, again] {
+        server.control().close(&episode.id).await.unwrap();
+    }
+
+    // An answer family and a hidden-check family, solved by their reference solvers in the
+    // sandbox; an untouched check episode fails.
+    for task in ["group-revenue/4242", "fix-function/77"] {
+        let created = server.create(jupyter(task)).await;
+        let client = server.legacy_client(&created.mcp_url).await;
+        let prompt = client
+            .call_tool(call("get_task", Default::default()))
+            .await
+            .unwrap();
+        let prompt = step_structured(&prompt)["prompt"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let family = task.split('/').next().unwrap();
+        let solved = cell(&client, &solver_cell(family, &prompt)).await;
+        let printed = text(&solved);
+        let answer_text = printed.lines().last().unwrap_or_default().to_owned();
+        let graded = answer(&client, &answer_text).await;
+        assert_eq!(
+            step(&graded)["reward_components"]["correct"],
+            1.0,
+            "{task}: {printed} / {}",
+            text(&graded)
+        );
+        client.cancel().await.unwrap();
+    }
+    let created = server.create(jupyter("fix-function/78")).await;
+    let client = server.legacy_client(&created.mcp_url).await;
+    let untouched = answer(&client, "done").await;
+    assert_eq!(step(&untouched)["reward_components"]["correct"], 0.0);
+    client.cancel().await.unwrap();
+}
+
+fn step_structured(result: &CallToolResult) -> Value {
+    result
+        .structured_content
+        .clone()
+        .expect("structured content")
+}
+
+/// The example task file shipped in examples/.
+fn example_tasks() -> String {
+    format!(
+        "{}/../../examples/jupyter-tasks/tasks.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[tokio::test]
+async fn a_task_file_of_ones_own_is_listed_and_graded() {
+    // A task whose file is larger than one command-line argument may be.
+    let folder = std::env::temp_dir().join(format!("mcpgym-task-file-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut lines = std::fs::read_to_string(example_tasks()).unwrap();
+    let example_dir = format!(
+        "{}/../../examples/jupyter-tasks",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    lines = lines.replace("\"source\": \"", &format!("\"source\": \"{example_dir}/"));
+    lines = lines.replace(
+        "\"check_file\": \"",
+        &format!("\"check_file\": \"{example_dir}/"),
+    );
+    let big = json!({
+        "id": "big-file", "prompt": "How many bytes has big.txt?",
+        "files": [{"path": "data/big.txt", "text": "x".repeat(300_000)}],
+        "grader": {"numeric": {"value": 300000}}
+    });
+    lines.push_str(&format!("{big}\n"));
+    let file = folder.join("tasks.jsonl");
+    std::fs::write(&file, lines).unwrap();
+
+    let server = HttpServer::start(&["jupyter", "--tasks", file.to_str().unwrap()]);
+    let listed = server.get_json("/tasks?split=train").await;
+    assert_eq!(
+        listed["tasks"],
+        json!(["lisbon-total", "top-customer", "city-summary", "big-file"])
+    );
+    assert_eq!(listed["families"], json!([]));
+    let held_out = server.get_json("/tasks?split=test").await;
+    assert_eq!(held_out["tasks"], json!(["gzip-lines", "secret-word"]));
+
+    let solve = [
+        (
+            "lisbon-total",
+            "import pandas as pd\nd = pd.read_csv('orders.csv')\nprint(f\"{d[d.city == 'Lisbon'].amount.sum():.2f}\")",
+        ),
+        (
+            "city-summary",
+            "import pandas as pd, json\nd = pd.read_csv('orders.csv')\njson.dump(d.groupby('city').amount.sum().round(2).to_dict(), open('summary.json', 'w'))\nprint('done')",
+        ),
+        (
+            "gzip-lines",
+            "import gzip\nprint(len(gzip.open('notes.txt.gz').read().splitlines()))",
+        ),
+        (
+            "secret-word",
+            "import base64\nprint(base64.b64decode(open('word.b64').read()).decode())",
+        ),
+        (
+            "big-file",
+            "import os\nprint(os.path.getsize('data/big.txt'))",
+        ),
+    ];
+    for (task, code) in solve {
+        let created = server.create(jupyter(task)).await;
+        let client = server.legacy_client(&created.mcp_url).await;
+        let printed = text(&cell(&client, code).await);
+        let graded = answer(&client, printed.lines().last().unwrap_or_default()).await;
+        assert_eq!(
+            step(&graded)["reward_components"]["correct"],
+            1.0,
+            "{task}: {printed} / {}",
+            text(&graded)
+        );
+        client.cancel().await.unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+#[test]
+fn a_broken_task_file_is_refused_with_its_line() {
+    let folder = std::env::temp_dir().join(format!("mcpgym-bad-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("tasks.jsonl");
+    std::fs::write(
+        &file,
+        "{\"id\": \"a\", \"prompt\": \"p\", \"grader\": {\"exact\": \"x\"}}\n\n{\"id\": \"b\", \"prompt\": \"p\"}\n",
+    )
+    .unwrap();
+    let said = start_fails(&["jupyter", "--tasks", file.to_str().unwrap()]);
+    assert!(said.contains("line 3: missing field `grader`"), "{said}");
+    let said = start_fails(&["jupyter", "--tasks", "/nonexistent/tasks.jsonl"]);
+    assert!(said.contains("cannot read the task file"), "{said}");
+    let _ = std::fs::remove_dir_all(&folder);
 }

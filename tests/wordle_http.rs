@@ -241,11 +241,7 @@ async fn serve_hosts_environments_by_name() {
     );
     // Every environment is there, each behind its own MCP endpoint.
     let jupyter = server
-        .create(
-            NewEpisode::default()
-                .env("jupyter")
-                .task("jupyter-train-000"),
-        )
+        .create(NewEpisode::default().env("jupyter").task("classic/0"))
         .await;
     assert_eq!(jupyter.env, "jupyter");
     let notebook = server.legacy_client("/jupyter/mcp").await;

@@ -214,7 +214,7 @@ def test_jupyter_rollout_pays_the_right_answer(serve_server: Server) -> None:
         websocket_ping_timeout_s=3,
     )
     with client.sync() as env:
-        result = env.reset(task="jupyter-train-000")
+        result = env.reset(task="classic/0")
         episode = result.metadata["episode_id"]
         assert "sales.csv" in result.observation["prompt"]
         rewards: list[float] = []
@@ -228,7 +228,7 @@ def test_jupyter_rollout_pays_the_right_answer(serve_server: Server) -> None:
             return observed
 
         task = call("get_task")
-        assert task["structured_content"]["id"] == "jupyter-train-000"
+        assert task["structured_content"]["id"] == "classic/0"
         slept = call("add_and_execute_code_cell", code="import time; time.sleep(6); print('awake')")
         assert slept["structured_content"]["stdout"] == "awake\n"
         cell = call("add_and_execute_code_cell", code=SOLVE)
@@ -250,7 +250,7 @@ def test_jupyter_rollout_pays_the_right_answer(serve_server: Server) -> None:
 def test_disconnect_stops_a_running_step_and_closes_its_episode(serve_server: Server) -> None:
     url = ws_url(serve_server, "jupyter")
     with ws_connect(url) as ws:
-        reply = ask(ws, {"type": "reset", "data": {"task": "jupyter-train-000"}})
+        reply = ask(ws, {"type": "reset", "data": {"task": "classic/0"}})
         episode = reply["data"]["metadata"]["episode_id"]
         cell = {"code": "import time; time.sleep(600)"}
         ws.send(

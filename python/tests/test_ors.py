@@ -201,7 +201,7 @@ def test_openreward_lists_tasks_by_deployment(openreward: Any) -> None:
 
 # ---- Jupyter and desktop through ors-sdk -----------------------------------------------------
 
-# jupyter-train-000: the North region's total revenue in sales.csv, to 2 places.
+# classic/0: the North region's total revenue in sales.csv, to 2 places.
 SOLVE = (
     "import csv\n"
     "rows = list(csv.DictReader(open('sales.csv')))\n"

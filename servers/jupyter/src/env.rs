@@ -295,7 +295,7 @@ impl Jupyter {
 
     async fn start_episode(&self, spec: &EpisodeSpec) -> Result<JupyterEpisode, StartError> {
         let reward = self.reward(spec)?;
-        let task = self.tasks.get(&spec.task).cloned().ok_or_else(|| {
+        let task = self.tasks.get(&spec.task).ok_or_else(|| {
             StartError::InvalidOptions(format!("unknown Jupyter task {:?}", spec.task))
         })?;
         progress::report(0.0, Some(2.0), "starting a sandbox").await;
@@ -330,16 +330,21 @@ impl Jupyter {
     }
 }
 
-/// Runs the task's setup as its own process; `Err` with a sentence when it failed.
+/// Prepares the task's starting folder: its files through the sandbox's file API (no process
+/// needed), then its setup code, if any, as its own process. `Err` with a sentence when that
+/// failed.
 async fn run_setup(sandbox: &Sandbox, task: &Task) -> Result<(), String> {
-    let program = task.setup_program(SANDBOX_HOME);
-    let output = sandbox
-        .run(
-            "python3",
-            &["-I", "-c", &program],
-            SANDBOX_HOME,
-            SETUP_TIMEOUT,
-        )
+    for (path, bytes) in task.files() {
+        sandbox
+            .write_file(&format!("{SANDBOX_HOME}/{path}"), bytes.clone())
+            .await
+            .map_err(|error| format!("cannot write the task's file {path}: {error}"))?;
+    }
+    if !task.has_setup_code() {
+        return Ok(());
+    }
+    let program = task.setup_code_program(SANDBOX_HOME);
+    let output = run_program(sandbox, "setup", &program)
         .await
         .map_err(|error| format!("cannot run the task's setup: {error}"))?;
     if output.exit_code == Some(0) {
@@ -648,19 +653,32 @@ async fn run_check(sandbox: &Sandbox, program: &crate::grading::CheckProgram) ->
         }
         Err(error) => return failed(format!("cannot list the processes: {error}")),
     }
-    match sandbox
-        .run(
-            "python3",
-            &["-I", "-c", program.source()],
-            SANDBOX_HOME,
-            SETUP_TIMEOUT,
-        )
-        .await
-    {
+    match run_program(sandbox, "check", program.source()).await {
         Ok(output) if output.error.is_none() => program.interpret(&output.stdout, output.exit_code),
         Ok(output) => failed(output.error.unwrap_or_default()),
         Err(error) => failed(error.to_string()),
     }
+}
+
+/// Runs a setup or check program as its own process. The program travels as a file (a task's
+/// files may be far larger than one command-line argument may be) under a name nobody can
+/// guess, and deletes it as its first act, so nothing the agent runs later can read it; nothing
+/// of the agent's runs meanwhile (setups run before its first cell, checks after its processes
+/// are stopped).
+async fn run_program(
+    sandbox: &Sandbox,
+    what: &str,
+    program: &str,
+) -> Result<crate::e2b::CommandOutput, crate::E2bError> {
+    let path = format!(
+        "{SANDBOX_HOME}/.mcpgym-{what}-{}.py",
+        uuid::Uuid::new_v4().simple()
+    );
+    let source = format!("import os as _os\n_os.remove(__file__)\ndel _os\n{program}");
+    sandbox.write_file(&path, source.into_bytes()).await?;
+    sandbox
+        .run("python3", &["-I", &path], SANDBOX_HOME, SETUP_TIMEOUT)
+        .await
 }
 
 fn content_text(content: &[ContentBlock]) -> String {
@@ -732,7 +750,7 @@ mod tests {
 
     fn spec(options: serde_json::Value) -> EpisodeSpec {
         EpisodeSpec {
-            task: "jupyter-train-000".into(),
+            task: "classic/0".into(),
             seed: 1,
             options: options.as_object().unwrap().clone(),
         }

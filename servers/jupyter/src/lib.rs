@@ -24,7 +24,8 @@
 //! use mcpgym_env::Split;
 //!
 //! let tasks = JupyterTasks::builtin();
-//! assert!(tasks.set().ids(Split::Train).len() >= 30);
+//! assert!(tasks.set().len(Split::Train) >= 30 * 900_000);
+//! assert!(tasks.get("group-revenue/7").is_some());
 //! let grader = Grader::Numeric { value: 42.0, rel_tol: 0.0, abs_tol: 0.0 };
 //! let task = Task::new("my-task", Split::Train, TaskKind::Numeric, "What is 6 × 7?", "", grader);
 //! let Grading::Done(verdict) = task.grade(" 4.2e1 ", SANDBOX_HOME) else { unreachable!() };
@@ -37,11 +38,13 @@ pub mod cap;
 mod catalog;
 pub mod e2b;
 pub mod env;
+pub mod families;
 pub mod grading;
 pub mod notebook;
 pub mod observe;
 mod python;
 pub mod reward;
+pub mod task_file;
 pub mod tasks;
 
 pub use e2b::{E2bClient, E2bConfig, E2bError};

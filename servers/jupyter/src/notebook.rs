@@ -551,7 +551,7 @@ mod tests {
             ExecutedCell::code("while True: pass", None, vec![]),
         ];
         let mut meta = Map::new();
-        meta.insert("task".into(), "jupyter-train-000".into());
+        meta.insert("task".into(), "classic/0".into());
         build_notebook(&cells, meta)
     }
 
@@ -562,7 +562,7 @@ mod tests {
         assert_eq!(notebook["nbformat"], 4);
         assert_eq!(notebook["nbformat_minor"], 5);
         assert_eq!(notebook["metadata"]["kernelspec"]["name"], "python3");
-        assert_eq!(notebook["metadata"]["mcpgym"]["task"], "jupyter-train-000");
+        assert_eq!(notebook["metadata"]["mcpgym"]["task"], "classic/0");
         let cells = notebook["cells"].as_array().unwrap();
         assert_eq!(cells.len(), 6);
         assert_eq!(cells[0]["cell_type"], "markdown");

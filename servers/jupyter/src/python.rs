@@ -38,11 +38,15 @@ del _mcpgym_setup
 /// Recreates the task's starting files in a fresh temporary folder (`ORIGINAL`), so a check
 /// compares the agent's work with inputs the agent cannot have edited, then runs the check in
 /// the home folder. Any exception, in the setup or the check, becomes a `FAIL:` line, so the
-/// output is always PASS/FAIL lines.
+/// output is always PASS/FAIL lines. The process first makes itself undumpable: a check may run
+/// the agent's code in a child process, and a child of the same user could otherwise read the
+/// expected values from the check's memory (`/proc/PID/mem`).
 const CHECK: &str = r#"def _mcpgym_check():
+    import ctypes
     import os
     import shutil
     import tempfile
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     home = bytes.fromhex("{HOME}").decode("utf-8")
     answer = bytes.fromhex("{ANSWER}").decode("utf-8")
     setup = bytes.fromhex("{SETUP}").decode("utf-8")
@@ -65,6 +69,29 @@ const CHECK: &str = r#"def _mcpgym_check():
 _mcpgym_check()
 del _mcpgym_check
 "#;
+
+/// Python that writes `files` (relative path, bytes) in the working directory: the bytes travel
+/// as base64 literals, so any bytes do. Empty when there are none.
+pub(crate) fn files_writer(files: &[(String, Vec<u8>)]) -> String {
+    use base64::Engine as _;
+    if files.is_empty() {
+        return String::new();
+    }
+    let engine = base64::engine::general_purpose::STANDARD;
+    let mut source = String::from("import base64\n\n_FILES = [\n");
+    for (path, bytes) in files {
+        // A JSON string literal is a valid Python literal for any text.
+        let path = serde_json::to_string(path).expect("a string serializes");
+        source.push_str(&format!("    ({path}, \"{}\"),\n", engine.encode(bytes)));
+    }
+    source.push_str(
+        "]\nfor _path, _data in _FILES:\n    \
+         os.makedirs(os.path.dirname(_path) or \".\", exist_ok=True)\n    \
+         with open(_path, \"wb\") as _file:\n        \
+         _file.write(base64.b64decode(_data))\n",
+    );
+    source
+}
 
 /// The program that runs `setup` (prelude included) in `home`.
 pub(crate) fn setup_program(home: &str, setup: &str) -> String {

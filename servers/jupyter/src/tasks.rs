@@ -12,12 +12,14 @@
 //! The built-in tasks are data files, one folder per task under `tasks/`, embedded in the
 //! binary and read once; the format is described in the `catalog` module.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
-use mcpgym_env::{Split, TaskSet};
+use mcpgym_env::{Split, TaskSet, parse_family_id};
 
-use crate::catalog::catalog;
-use crate::python::setup_program;
+use crate::families::{CLASSIC, FAMILIES, classic_ranges, classic_task, family};
+use crate::python::{files_writer, setup_program};
 
 /// The home folder of a sandbox: where setups write and where the agent's kernel starts.
 pub const SANDBOX_HOME: &str = "/home/user";
@@ -38,6 +40,8 @@ pub enum TaskKind {
     Text,
     /// File handling: the answer is about a file, or is a file the agent must produce.
     Files,
+    /// Debugging: a given program must be fixed until its hidden tests pass.
+    Debugging,
 }
 
 /// How a task's answer is judged. Secret: never part of the public description.
@@ -78,6 +82,9 @@ pub struct Task {
     split: Split,
     kind: TaskKind,
     prompt: String,
+    /// Files written into the home folder before the setup runs (shared: a task's files may be
+    /// large, and every episode of it clones the task).
+    files: Arc<[(String, Vec<u8>)]>,
     setup: String,
     grader: Grader,
 }
@@ -111,9 +118,28 @@ impl Task {
             split,
             kind,
             prompt: prompt.into(),
+            files: Arc::new([]),
             setup: setup.into(),
             grader,
         }
+    }
+
+    /// The same task with files (relative path, bytes) written into the home folder before
+    /// its setup runs.
+    pub fn with_files(mut self, files: Vec<(String, Vec<u8>)>) -> Self {
+        self.files = files.into();
+        self
+    }
+
+    /// The files written before the setup runs.
+    pub fn files(&self) -> &[(String, Vec<u8>)] {
+        &self.files
+    }
+
+    /// The same task under another id.
+    pub(crate) fn renamed(mut self, id: String) -> Self {
+        self.id = id;
+        self
     }
 
     /// The stable id.
@@ -146,8 +172,13 @@ impl Task {
         }
     }
 
-    /// Whether the task's setup writes any files (some numeric tasks need none).
+    /// Whether the task starts with any files (some numeric tasks need none).
     pub fn has_setup(&self) -> bool {
+        !self.files.is_empty() || self.has_setup_code()
+    }
+
+    /// Whether the setup has code to run (beyond writing [`Task::files`]).
+    pub fn has_setup_code(&self) -> bool {
         !self.setup.trim().is_empty()
     }
 
@@ -165,9 +196,16 @@ impl Task {
         setup_program(home, &self.setup_source())
     }
 
-    /// The setup's source with its prelude: what runs, in the home folder.
+    /// The setup's code alone as a program like [`Task::setup_program`], for a home folder
+    /// that already holds [`Task::files`] (written by other means, e.g. a sandbox's file API).
+    pub fn setup_code_program(&self, home: &str) -> String {
+        setup_program(home, &format!("{PRELUDE}\n{}", self.setup))
+    }
+
+    /// The setup's source with its prelude, files included: what recreates the starting
+    /// folder, run in it.
     pub(crate) fn setup_source(&self) -> String {
-        format!("{PRELUDE}\n{}", self.setup)
+        format!("{PRELUDE}\n{}{}", files_writer(&self.files), self.setup)
     }
 
     /// Grades an answer to this task; see [`crate::grading`].
@@ -176,10 +214,14 @@ impl Task {
     }
 }
 
-/// The Jupyter environment's tasks: the built-in list, by split.
+/// The Jupyter environment's tasks: the built-in families (generated instances, plus the
+/// hand-written tasks as the family `classic`), or a list of one's own.
 #[derive(Debug, Clone)]
 pub struct JupyterTasks {
-    tasks: Vec<Task>,
+    /// Tasks listed one by one (a task file's); empty for the built-in families.
+    listed: Vec<Task>,
+    /// Whether the built-in families serve `<family>/<n>` ids.
+    families: bool,
     set: TaskSet,
 }
 
@@ -190,9 +232,17 @@ impl Default for JupyterTasks {
 }
 
 impl JupyterTasks {
-    /// The built-in tasks.
+    /// The built-in families: `classic` (the hand-written tasks) and every generated family.
     pub fn builtin() -> Self {
-        Self::from_tasks(catalog())
+        let mut set = TaskSet::new(Vec::new(), Vec::new()).with_family(classic_ranges());
+        for family in FAMILIES.iter() {
+            set = set.with_family(family.ranges());
+        }
+        Self {
+            listed: Vec::new(),
+            families: true,
+            set,
+        }
     }
 
     /// A task list of one's own (ids must be unique; splits come from each task).
@@ -205,7 +255,11 @@ impl JupyterTasks {
                 .collect::<Vec<_>>()
         };
         let set = TaskSet::new(ids(Split::Train), ids(Split::Test));
-        Self { tasks, set }
+        Self {
+            listed: tasks,
+            families: false,
+            set,
+        }
     }
 
     /// The ids by split, for [`mcpgym_env::Environment::tasks`].
@@ -213,34 +267,24 @@ impl JupyterTasks {
         &self.set
     }
 
-    /// A task by id.
-    pub fn get(&self, id: &str) -> Option<&Task> {
-        self.tasks.iter().find(|t| t.id == id)
+    /// A task by id: a listed one, or an instance of a family, generated now.
+    pub fn get(&self, id: &str) -> Option<Task> {
+        if let Some(task) = self.listed.iter().find(|t| t.id == id) {
+            return Some(task.clone());
+        }
+        if !self.families {
+            return None;
+        }
+        let (name, n) = parse_family_id(id)?;
+        if name == CLASSIC {
+            return classic_task(n);
+        }
+        family(name)?.task(n)
     }
 
-    /// Every task, in list order (train and test interleaved).
-    pub fn iter(&self) -> impl Iterator<Item = &Task> {
-        self.tasks.iter()
-    }
-
-    /// The number of tasks.
-    pub fn len(&self) -> usize {
-        self.tasks.len()
-    }
-
-    /// Whether there are no tasks.
-    pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
-    }
-
-    /// The public descriptions of one split, in id order.
-    pub fn infos(&self, split: Split) -> Vec<TaskInfo> {
-        self.set
-            .ids(split)
-            .iter()
-            .filter_map(|id| self.get(id))
-            .map(Task::info)
-            .collect()
+    /// The tasks listed one by one (none for the built-in families).
+    pub fn listed(&self) -> &[Task] {
+        &self.listed
     }
 }
 
@@ -252,16 +296,16 @@ mod tests {
 
     #[test]
     fn builtin_tasks_are_many_disjoint_and_well_named() {
-        let tasks = JupyterTasks::builtin();
-        assert!(tasks.len() >= 40, "{}", tasks.len());
-        let train = tasks.set().ids(Split::Train);
-        let test = tasks.set().ids(Split::Test);
-        assert_eq!(train.len() + test.len(), tasks.len());
+        let tasks = JupyterTasks::from_tasks(crate::catalog::catalog());
+        assert!(tasks.listed().len() >= 40, "{}", tasks.listed().len());
+        let train = tasks.set().listed(Split::Train);
+        let test = tasks.set().listed(Split::Test);
+        assert_eq!(train.len() + test.len(), tasks.listed().len());
         // About one in four held out.
-        let share = test.len() as f64 / tasks.len() as f64;
+        let share = test.len() as f64 / tasks.listed().len() as f64;
         assert!((0.2..=0.33).contains(&share), "{share}");
-        let unique: HashSet<&str> = tasks.iter().map(Task::id).collect();
-        assert_eq!(unique.len(), tasks.len());
+        let unique: HashSet<&str> = tasks.listed().iter().map(Task::id).collect();
+        assert_eq!(unique.len(), tasks.listed().len());
         for (split, ids) in [(Split::Train, train), (Split::Test, test)] {
             for (n, id) in ids.iter().enumerate() {
                 assert_eq!(*id, format!("jupyter-{split}-{n:03}"));
@@ -275,7 +319,10 @@ mod tests {
         ] {
             for split in [Split::Train, Split::Test] {
                 assert!(
-                    tasks.iter().any(|t| t.kind() == kind && t.split() == split),
+                    tasks
+                        .listed()
+                        .iter()
+                        .any(|t| t.kind() == kind && t.split() == split),
                     "{kind:?} {split}"
                 );
             }
@@ -287,9 +334,9 @@ mod tests {
         // Questions that name their options (which of these columns...): the answer is
         // necessarily one of the words of the prompt.
         const CHOICES: &[&str] = &["jupyter-train-010"];
-        let tasks = JupyterTasks::builtin();
+        let tasks = JupyterTasks::from_tasks(crate::catalog::catalog());
         let mut leaks = Vec::new();
-        for task in tasks.iter().filter(|t| !CHOICES.contains(&t.id())) {
+        for task in tasks.listed().iter().filter(|t| !CHOICES.contains(&t.id())) {
             let public = serde_json::to_string(&task.info()).unwrap();
             assert!(!public.contains("setup") && !public.contains("grader"));
             let secrets: Vec<String> = match task.grader() {
@@ -325,8 +372,29 @@ mod tests {
     }
 
     #[test]
-    fn setup_program_is_self_contained() {
+    fn builtin_tasks_are_families_with_the_classic_tasks_first() {
         let tasks = JupyterTasks::builtin();
+        let set = tasks.set();
+        assert_eq!(set.families()[0].name, CLASSIC);
+        assert_eq!(set.families().len(), FAMILIES.len() + 1);
+        let classic = tasks.get("classic/0").unwrap();
+        assert_eq!(classic.split(), Split::Train);
+        assert!(tasks.get("classic/53").is_none());
+        assert!(tasks.get("jupyter-train-000").is_none());
+        for family in FAMILIES.iter() {
+            let task = tasks.get(&format!("{}/5", family.name)).unwrap();
+            let split = match family.split {
+                crate::families::FamilySplit::TrainAndTest => Split::Train,
+                crate::families::FamilySplit::TestOnly => Split::Test,
+            };
+            assert_eq!(task.split(), split, "{}", family.name);
+            assert_eq!(set.split_of(task.id()), Some(split));
+        }
+    }
+
+    #[test]
+    fn setup_program_is_self_contained() {
+        let tasks = JupyterTasks::from_tasks(crate::catalog::catalog());
         let task = tasks.get("jupyter-train-000").unwrap();
         let program = task.setup_program(SANDBOX_HOME);
         // The body travels hex-encoded: no quoting can break out of it.

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mcpgym_jupyter::families::classic_folder;
 use mcpgym_jupyter::grading::{Grading, Verdict, grade};
 use mcpgym_jupyter::tasks::{Grader, JupyterTasks, Task};
 
@@ -85,8 +86,16 @@ fn wrong_answer(grader: &Grader) -> String {
     }
 }
 
-fn verify(task: &Task, scratch: &Path) {
-    let id = task.id();
+/// The `classic` family's tasks with the folders they are read from, in instance order.
+fn classic() -> Vec<(&'static str, Task)> {
+    let tasks = JupyterTasks::builtin();
+    (0..)
+        .map_while(|n| Some((classic_folder(n)?, tasks.get(&format!("classic/{n}"))?)))
+        .collect()
+}
+
+fn verify(folder: &str, task: &Task, scratch: &Path) {
+    let id = folder;
     let solved = scratch.join(id).join("solved");
     let unsolved = scratch.join(id).join("unsolved");
     set_up(task, &solved);
@@ -150,7 +159,7 @@ fn verify(task: &Task, scratch: &Path) {
 
 #[test]
 fn every_task_is_solvable_and_graded() {
-    let tasks = JupyterTasks::builtin();
+    let tasks = classic();
     let scratch =
         std::env::temp_dir().join(format!("mcpgym-jupyter-reference-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
@@ -163,19 +172,19 @@ fn every_task_is_solvable_and_graded() {
         .map(|dir| dir.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     solution_ids.sort();
-    let mut task_ids: Vec<String> = tasks.iter().map(|t| t.id().to_owned()).collect();
+    let mut task_ids: Vec<String> = tasks.iter().map(|(f, _)| (*f).to_owned()).collect();
     task_ids.sort();
     assert_eq!(solution_ids, task_ids);
 
     // Tasks are independent; spread them over the cores.
-    let all: Vec<&Task> = tasks.iter().collect();
+    let all: Vec<&(&str, Task)> = tasks.iter().collect();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
     std::thread::scope(|scope| {
         for chunk in all.chunks(all.len().div_ceil(workers)) {
             let scratch = &scratch;
             scope.spawn(move || {
-                for task in chunk {
-                    verify(task, scratch);
+                for (folder, task) in chunk {
+                    verify(folder, task, scratch);
                 }
             });
         }
@@ -185,10 +194,10 @@ fn every_task_is_solvable_and_graded() {
 
 #[test]
 fn a_check_cannot_be_fooled_by_the_answer_or_a_crash() {
-    let tasks = JupyterTasks::builtin();
-    let task = tasks
+    let tasks = classic();
+    let (_, task) = tasks
         .iter()
-        .find(|t| matches!(t.grader(), Grader::Check { .. }))
+        .find(|(_, t)| matches!(t.grader(), Grader::Check { .. }))
         .unwrap();
     let home = std::env::temp_dir().join(format!("mcpgym-jupyter-check-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&home);
@@ -219,10 +228,10 @@ fn a_check_cannot_be_fooled_by_the_answer_or_a_crash() {
 
 #[test]
 fn a_check_compares_with_inputs_the_agent_cannot_edit() {
-    let tasks = JupyterTasks::builtin();
-    let task = tasks
+    let tasks = classic();
+    let (_, task) = tasks
         .iter()
-        .find(|t| t.prompt().contains("region_totals.csv"))
+        .find(|(_, t)| t.prompt().contains("region_totals.csv"))
         .unwrap();
     let home = std::env::temp_dir().join(format!("mcpgym-jupyter-tamper-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&home);

@@ -71,7 +71,9 @@ impl E2bClient {
         let created: SandboxCreated = self
             .control(http::Method::POST, paths::SANDBOXES)
             .json(&body)
-            .timeout(Duration::from_secs(60))
+            // A service may queue a create behind the kernels it is starting (an `mcpgym
+            // sandbox` up to its --start-timeout): the service says when it gives up.
+            .timeout(Duration::from_secs(600))
             .send()
             .await?
             .success()

@@ -5,12 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mcpgym_jupyter::{E2bClient, E2bConfig, Jupyter, JupyterConfig, RewardMode};
+use mcpgym_jupyter::task_file::load_task_file;
+use mcpgym_jupyter::{E2bClient, E2bConfig, Jupyter, JupyterConfig, JupyterTasks, RewardMode};
 use mcpgym_sandbox::service::ServiceConfig;
 
 use crate::choices;
 use crate::jails::QuotaArgs;
 use crate::registry::{Backing, Built, EnvFlags};
+use crate::runtime::RuntimeArgs;
 
 /// The Jupyter environment's own flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,6 +39,21 @@ pub struct JupyterFlags {
     /// Jailed kernels the local sandbox service keeps started ahead of demand.
     #[arg(long, value_name = "N", default_value_t = 2)]
     sandbox_pool: usize,
+    /// After a burst of episodes the local pool grows to the burst's size (for ten minutes),
+    /// up to N kernels (an idle kernel costs about 40 MiB).
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    sandbox_pool_max: usize,
+    /// Longest a sandbox kernel may take to start, and an episode may wait for one when the
+    /// local pool is empty (episodes queue for the kernels being started); then the episode
+    /// fails to start with a sentence saying why.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    start_timeout: u64,
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+    /// Serve the tasks of this JSON Lines file instead of the built-in families (one task per
+    /// line: id, split, prompt, files, setup, grader; see the README's "Your own tasks").
+    #[arg(long, value_name = "FILE")]
+    tasks: Option<std::path::PathBuf>,
 }
 
 impl JupyterFlags {
@@ -63,6 +80,11 @@ impl EnvFlags for JupyterFlags {
     /// and is stopped when the environment is released.
     fn build(self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
         let config = self.config();
+        // Read and checked before any sandbox starts: a bad file fails at once, with its line.
+        let tasks = match &self.tasks {
+            Some(path) => JupyterTasks::from_tasks(load_task_file(path)?),
+            None => JupyterTasks::builtin(),
+        };
         let e2b = match self.sandbox.as_str() {
             "local" => None,
             "e2b" => {
@@ -76,7 +98,8 @@ impl EnvFlags for JupyterFlags {
             )),
         };
         let Some(e2b) = e2b else {
-            let sandbox = LocalSandbox::start(self.sandbox_pool, self.cell_timeout, quotas)?;
+            let python = self.runtime.resolve()?;
+            let sandbox = LocalSandbox::start(&self, quotas, python)?;
             let client = match sandbox.client() {
                 Ok(client) => client,
                 Err(error) => {
@@ -85,12 +108,14 @@ impl EnvFlags for JupyterFlags {
                 }
             };
             return Ok(Built {
-                env: Arc::new(Jupyter::new(client, config)),
+                env: Arc::new(Jupyter::with_tasks(client, config, tasks)),
                 backing: Some(Box::new(sandbox)),
             });
         };
         let client = E2bClient::new(e2b)?;
-        Ok(Built::alone(Arc::new(Jupyter::new(client, config))))
+        Ok(Built::alone(Arc::new(Jupyter::with_tasks(
+            client, config, tasks,
+        ))))
     }
 }
 
@@ -109,7 +134,11 @@ struct LocalSandbox {
 }
 
 impl LocalSandbox {
-    fn start(pool: usize, cell_timeout: u64, quotas: &QuotaArgs) -> anyhow::Result<Self> {
+    fn start(
+        flags: &JupyterFlags,
+        quotas: &QuotaArgs,
+        python: mcpgym_sandbox::Runtime,
+    ) -> anyhow::Result<Self> {
         let token = random_token().context("cannot make a token for the local sandbox service")?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -117,13 +146,18 @@ impl LocalSandbox {
             .enable_all()
             .build()?;
         let config = ServiceConfig {
-            pool_size: pool,
+            pool_size: flags.sandbox_pool,
+            pool_max: flags.sandbox_pool_max,
+            start_timeout: Duration::from_secs(flags.start_timeout),
+            // Episodes are bounded by --max-episodes; one sandbox each.
+            max_sandboxes: usize::MAX,
             // The client stops waiting at --cell-timeout and drops the request, which makes
             // the service interrupt the cell or kill the command. The service's own deadline
             // is only a backstop, late enough for task setups and hidden checks (120 s).
-            execution_timeout: Duration::from_secs(cell_timeout.max(120) + 5),
+            execution_timeout: Duration::from_secs(flags.cell_timeout.max(120) + 5),
             token: Some(token.clone()),
             limits: quotas.apply(Default::default()),
+            runtime: python,
             ..ServiceConfig::default()
         };
         let listening = runtime

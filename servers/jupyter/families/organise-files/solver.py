@@ -1,0 +1,42 @@
+import os
+import re
+
+prompt = PROMPT
+root = re.search(r"The folder (\S+) in your home directory", prompt).group(1)
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+if "named after its extension" in prompt:
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if os.path.isfile(path):
+            folder = name.rsplit(".", 1)[1].lower() if "." in name else "other"
+            os.makedirs(os.path.join(root, folder), exist_ok=True)
+            os.rename(path, os.path.join(root, folder, name))
+elif "Rename each such file in place" in prompt:
+    if "DD.MM.YYYY" in prompt:
+        pattern, order = r"(\d\d)\.(\d\d)\.(\d{4})", "dmy"
+    elif "MM-DD-YYYY" in prompt:
+        pattern, order = r"(\d\d)-(\d\d)-(\d{4})", "mdy"
+    else:
+        pattern, order = r"(\d\d)-([A-Z][a-z]{2})-(\d{4})", "dmy"
+
+    def iso(m):
+        parts = dict(zip(order, m.groups(), strict=True))
+        month = parts["m"]
+        if month in MONTHS:
+            month = f"{MONTHS.index(month) + 1:02d}"
+        return f"{parts['y']}-{month}-{parts['d']}"
+
+    for here, _, names in os.walk(root):
+        for name in names:
+            new = re.sub(pattern, iso, name)
+            if new != name:
+                os.rename(os.path.join(here, name), os.path.join(here, new))
+else:
+    for name in sorted(os.listdir(root)):
+        m = re.search(r"(\d{4})-(\d\d)-\d\d", name)
+        if m and os.path.isfile(os.path.join(root, name)):
+            folder = os.path.join(root, m[1], m[2])
+            os.makedirs(folder, exist_ok=True)
+            os.rename(os.path.join(root, name), os.path.join(folder, name))
+print("done")

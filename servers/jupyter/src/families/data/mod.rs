@@ -1,0 +1,33 @@
+//! Families of data analysis: group-bys, joins, pivots, time series, outliers and regressions
+//! over generated CSV, JSON, Excel and Parquet files.
+
+mod draw;
+mod group_revenue;
+mod join_orders;
+mod json_records;
+mod linear_regression;
+mod missing_values;
+mod outliers;
+mod parquet_filter;
+mod pivot_excel;
+mod stats;
+mod strongest_correlation;
+mod time_series;
+mod top_customer;
+
+use super::Family;
+
+/// This module's families.
+pub(super) static FAMILIES: &[Family] = &[
+    group_revenue::FAMILY,
+    join_orders::FAMILY,
+    pivot_excel::FAMILY,
+    parquet_filter::FAMILY,
+    json_records::FAMILY,
+    time_series::FAMILY,
+    outliers::FAMILY,
+    linear_regression::FAMILY,
+    strongest_correlation::FAMILY,
+    missing_values::FAMILY,
+    top_customer::FAMILY,
+];

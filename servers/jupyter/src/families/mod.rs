@@ -1,0 +1,108 @@
+//! Task families: generators of unlimited, seeded task instances.
+//!
+//! A family turns an instance number into a whole task: the files the sandbox starts with,
+//! the question, and the secret grader (an expected answer or a hidden check). Its id is
+//! `<family>/<n>`; the same `n` gives byte-identical files and prompt on any machine, because
+//! every random choice comes from [`Gen`], seeded by the family's name and `n` alone.
+//!
+//! Splits: a family that trains uses instances [`TRAIN`] for the train split and [`TEST`]
+//! for the test split; a held-out family ([`FamilySplit::TestOnly`]) is never seen in
+//! training at all, and uses both ranges for test. Each family has a reference solver,
+//! `families/<name>/solver.py` beside this crate, which the family tests run on hundreds of
+//! instances (it is never embedded in the binary).
+//!
+//! To add a family: a module in `data/`, `text/` or `numeric/` with
+//! `pub(super) const FAMILY: Family`, listed in that folder's `FAMILIES`, and its solver; the
+//! family tests pick it up (`MCPGYM_FAMILIES=a,b` runs only those).
+
+mod checks;
+mod classic;
+mod data;
+mod instance;
+mod numeric;
+mod random;
+mod text;
+pub(crate) mod words;
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use mcpgym_env::{Split, TaskFamily};
+
+pub use checks::function_check;
+pub use instance::{Instance, csv_bytes};
+pub use random::{Gen, date_of, round};
+
+use crate::tasks::{Task, TaskKind};
+
+/// Instance numbers of a training family's train split.
+pub const TRAIN: Range<u64> = 0..900_000;
+/// Instance numbers of a training family's test split (and, with [`TRAIN`], of a held-out
+/// family's).
+pub const TEST: Range<u64> = 900_000..1_000_000;
+
+/// Which splits a family serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilySplit {
+    /// Train instances from [`TRAIN`], test instances from [`TEST`].
+    TrainAndTest,
+    /// Held out: every instance is a test instance; training never sees the family.
+    TestOnly,
+}
+
+/// A family of generated tasks.
+#[derive(Debug, Clone, Copy)]
+pub struct Family {
+    /// The name, the part of task ids before the `/`.
+    pub name: &'static str,
+    /// What kind of work its tasks ask for.
+    pub kind: TaskKind,
+    /// Which splits it serves.
+    pub split: FamilySplit,
+    /// One line on what its tasks ask.
+    pub about: &'static str,
+    /// The generator: an instance from a seeded stream.
+    pub generate: fn(&mut Gen) -> Instance,
+}
+
+/// Every generated family, in the order task lists show them.
+pub static FAMILIES: LazyLock<Vec<Family>> =
+    LazyLock::new(|| [data::FAMILIES, text::FAMILIES, numeric::FAMILIES].concat());
+
+impl Family {
+    /// The family's instance ranges, for a [`mcpgym_env::TaskSet`].
+    pub fn ranges(&self) -> TaskFamily {
+        match self.split {
+            FamilySplit::TrainAndTest => TaskFamily::new(self.name, TRAIN, TEST),
+            FamilySplit::TestOnly => TaskFamily::new(self.name, 0..0, TRAIN.start..TEST.end),
+        }
+    }
+
+    /// Instance `n`, or `None` when `n` is outside the family's ranges.
+    pub fn instance(&self, n: u64) -> Option<Instance> {
+        let ranges = self.ranges();
+        if !ranges.train.contains(&n) && !ranges.test.contains(&n) {
+            return None;
+        }
+        Some((self.generate)(&mut Gen::new(self.name, n)))
+    }
+
+    /// Instance `n` as a task (`None` when `n` is out of range).
+    pub fn task(&self, n: u64) -> Option<Task> {
+        let split = if self.ranges().train.contains(&n) {
+            Split::Train
+        } else {
+            Split::Test
+        };
+        let instance = self.instance(n)?;
+        Some(instance.into_task(format!("{}/{n}", self.name), split, self.kind))
+    }
+}
+
+/// The family named `name`.
+pub fn family(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().find(|f| f.name == name)
+}
+
+pub use classic::classic_folder;
+pub(crate) use classic::{CLASSIC, classic_ranges, classic_task};

@@ -1,0 +1,130 @@
+//! `lattice-paths`: counting by dynamic programming: monotone paths through a grid with
+//! blocked cells (given as a text file), or the ways to pay an amount with given coins,
+//! modulo a prime.
+
+use crate::families::{Family, FamilySplit, Gen, Instance};
+use crate::tasks::{Grader, TaskKind};
+
+pub(super) const FAMILY: Family = Family {
+    name: "lattice-paths",
+    kind: TaskKind::Numeric,
+    split: FamilySplit::TrainAndTest,
+    about: "counting: paths through a grid with blocked cells, or coin change, modulo a prime",
+    generate,
+};
+
+const PRIMES: &[u64] = &[1_000_000_007, 998_244_353, 1_000_000_009];
+
+fn generate(g: &mut Gen) -> Instance {
+    super::unrevealed(g, draw)
+}
+
+fn draw(g: &mut Gen) -> Option<Instance> {
+    let modulus = *g.pick(PRIMES);
+    let (prompt, file, count) = if g.chance(0.7) {
+        grid(g, modulus)?
+    } else {
+        coins(g, modulus)?
+    };
+    let mut instance = Instance::new(
+        format!("{prompt} Give the count modulo {modulus}, as an integer."),
+        Grader::Numeric {
+            value: count as f64,
+            rel_tol: 0.0,
+            abs_tol: 0.0,
+        },
+    );
+    if let Some((name, text)) = file {
+        instance = instance.file(name, text.into_bytes());
+    }
+    Some(instance.secret(count.to_string()))
+}
+
+type Drawn = (String, Option<(&'static str, String)>, u64);
+
+fn grid(g: &mut Gen, modulus: u64) -> Option<Drawn> {
+    let rows = g.int(6, 40) as usize;
+    let cols = g.int(6, 40) as usize;
+    let density = g.float(0.05, 0.3);
+    let (open, wall) = *g.pick(&[('.', '#'), ('.', 'X'), ('0', '1')]);
+    let mut blocked = vec![vec![false; cols]; rows];
+    for row in blocked.iter_mut() {
+        for cell in row.iter_mut() {
+            *cell = g.chance(density);
+        }
+    }
+    blocked[0][0] = false;
+    blocked[rows - 1][cols - 1] = false;
+    let diagonal = g.chance(0.3);
+    let mut ways = vec![vec![0u64; cols]; rows];
+    for r in 0..rows {
+        for c in 0..cols {
+            if blocked[r][c] {
+                continue;
+            }
+            ways[r][c] = if r == 0 && c == 0 {
+                1
+            } else {
+                let up = if r > 0 { ways[r - 1][c] } else { 0 };
+                let left = if c > 0 { ways[r][c - 1] } else { 0 };
+                let corner = if diagonal && r > 0 && c > 0 {
+                    ways[r - 1][c - 1]
+                } else {
+                    0
+                };
+                (up + left + corner) % modulus
+            };
+        }
+    }
+    let count = ways[rows - 1][cols - 1];
+    if count == 0 {
+        return None;
+    }
+    let file = *g.pick(&["grid.txt", "maze.txt", "map.txt", "board.txt"]);
+    let text: String = blocked
+        .iter()
+        .map(|row| {
+            let mut line: String = row.iter().map(|b| if *b { wall } else { open }).collect();
+            line.push('\n');
+            line
+        })
+        .collect();
+    let moves = if diagonal {
+        "one cell right, one cell down, or one cell diagonally down-right"
+    } else {
+        "one cell right or one cell down"
+    };
+    let prompt = format!(
+        "The file {file} in your home directory is a grid of {rows} rows and {cols} columns, one \
+         row per line: '{open}' is an open cell, '{wall}' a blocked one. How many paths lead from \
+         the top-left cell to the bottom-right cell if each step moves {moves} and a path never \
+         enters a blocked cell?"
+    );
+    Some((prompt, Some((file, text)), count))
+}
+
+fn coins(g: &mut Gen, modulus: u64) -> Option<Drawn> {
+    let kinds = g.int(3, 7) as usize;
+    let mut values: Vec<u64> = g.sample(&(1..=60).collect::<Vec<u64>>(), kinds);
+    values.sort_unstable();
+    let amount = g.int(200, 20_000) as usize;
+    let mut ways = vec![0u64; amount + 1];
+    ways[0] = 1;
+    for &coin in &values {
+        for total in coin as usize..=amount {
+            ways[total] = (ways[total] + ways[total - coin as usize]) % modulus;
+        }
+    }
+    let count = ways[amount];
+    if count == 0 {
+        return None;
+    }
+    let list: Vec<String> = values.iter().map(u64::to_string).collect();
+    let prompt = format!(
+        "Coins come in the denominations {} (as many of each as needed). In how many ways can \
+         an amount of exactly {amount} be paid? Two ways differ when some denomination is used a \
+         different number of times (the order of the coins does not matter).",
+        list.join(", ")
+    );
+    Some((prompt, None, count))
+}

@@ -1,0 +1,136 @@
+//! Families of numeric computation, and of debugging a given program until hidden tests pass.
+
+mod class_check;
+mod definite_integral;
+mod fix_class;
+mod fix_function;
+mod fix_parser;
+mod fix_script;
+mod largest_eigenvalue;
+mod lattice_paths;
+mod linear_system;
+mod ode_value;
+mod polynomial_root;
+mod prime_sums;
+
+use super::{Family, Gen, Instance};
+
+/// This module's families.
+pub(super) static FAMILIES: &[Family] = &[
+    prime_sums::FAMILY,
+    definite_integral::FAMILY,
+    polynomial_root::FAMILY,
+    linear_system::FAMILY,
+    lattice_paths::FAMILY,
+    largest_eigenvalue::FAMILY,
+    ode_value::FAMILY,
+    fix_function::FAMILY,
+    fix_parser::FAMILY,
+    fix_class::FAMILY,
+    fix_script::FAMILY,
+];
+
+/// Draws from `draw` until it gives an instance (a draw may decline, e.g. a degenerate
+/// system) whose secret answer appears in neither its prompt nor its files: a short count like
+/// `12` could otherwise be read off a number the prompt happens to hold. Each family's draws
+/// succeed with high probability, so this ends after a few rounds.
+fn unrevealed(g: &mut Gen, draw: fn(&mut Gen) -> Option<Instance>) -> Instance {
+    loop {
+        if let Some(instance) = draw(g)
+            && !reveals(&instance)
+        {
+            return instance;
+        }
+    }
+}
+
+/// Whether the instance's secret can be read in its prompt or files.
+fn reveals(instance: &Instance) -> bool {
+    let Some(secret) = &instance.secret else {
+        return false;
+    };
+    let secret = secret.as_bytes();
+    instance
+        .prompt
+        .as_bytes()
+        .windows(secret.len())
+        .any(|w| w == secret)
+        || instance
+            .files
+            .iter()
+            .any(|(_, bytes)| bytes.windows(secret.len()).any(|w| w == secret))
+}
+
+/// `x` as Python would write a literal: integers without a fraction, others in the shortest
+/// form that reads back exactly.
+fn py_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// `w*x` as a Python expression: `x`, `-x`, or `1.5*x`.
+fn scaled_x(w: f64) -> String {
+    match w {
+        1.0 => "x".to_owned(),
+        -1.0 => "-x".to_owned(),
+        _ => format!("{}*x", py_number(w)),
+    }
+}
+
+/// A polynomial with integer coefficients (`coefficients[k]` multiplies `x**k`) as a Python
+/// expression in `x`, highest power first: `3*x**3 - x + 5`. At least one coefficient is
+/// non-zero.
+fn poly_text(coefficients: &[i64]) -> String {
+    let mut out = String::new();
+    for (power, &c) in coefficients.iter().enumerate().rev() {
+        if c == 0 {
+            continue;
+        }
+        let magnitude = c.unsigned_abs();
+        if out.is_empty() {
+            if c < 0 {
+                out.push('-');
+            }
+        } else {
+            out.push_str(if c < 0 { " - " } else { " + " });
+        }
+        let variable = match power {
+            0 => String::new(),
+            1 => "x".to_owned(),
+            _ => format!("x**{power}"),
+        };
+        match (magnitude, variable.is_empty()) {
+            (_, true) => out.push_str(&magnitude.to_string()),
+            (1, false) => out.push_str(&variable),
+            _ => out.push_str(&format!("{magnitude}*{variable}")),
+        }
+    }
+    out
+}
+
+/// The polynomial's value at `x` (Horner).
+fn poly_eval(coefficients: &[i64], x: f64) -> f64 {
+    coefficients
+        .iter()
+        .rev()
+        .fold(0.0, |acc, &c| acc * x + c as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polynomials_read_as_python() {
+        assert_eq!(poly_text(&[5, -1, 0, 3]), "3*x**3 - x + 5");
+        assert_eq!(poly_text(&[0, 2, -1]), "-x**2 + 2*x");
+        assert_eq!(poly_eval(&[5, -1, 0, 3], 2.0), 27.0);
+        assert_eq!(py_number(2.0), "2");
+        assert_eq!(py_number(-0.5), "-0.5");
+        assert_eq!(scaled_x(-1.0), "-x");
+        assert_eq!(scaled_x(0.3), "0.3*x");
+    }
+}

@@ -1,0 +1,383 @@
+//! Every generated task family, end to end with the sandbox's own Python (the data-science
+//! runtime `.ci/setup` builds in `target/runtime`):
+//!
+//! - its reference solver (`families/<name>/solver.py`) solves 200 instances of each split
+//!   it serves, and the solver's answer grades correct (for hidden checks: the check passes
+//!   on the solved folder);
+//! - the untouched instance fails (an empty answer, or the check on a folder only set up);
+//! - the setup writes the same bytes twice;
+//! - 1,000 seeds give at least 990 distinct instances, the same instance number gives the
+//!   same prompt and files, and a computed answer appears in neither.
+//!
+//! Instances run in one Python process per family (a driver that sets each one up in its own
+//! folder and runs the solver there), so hundreds of instances take seconds, not minutes.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use mcpgym_env::Split;
+use mcpgym_env::rng::EpisodeRng;
+use mcpgym_jupyter::families::{FAMILIES, Family, FamilySplit};
+use mcpgym_jupyter::grading::{Grading, grade};
+use mcpgym_jupyter::tasks::{Grader, Task};
+use serde_json::{Value, json};
+
+/// Instances per split the solver must solve.
+const SOLVED: u64 = 200;
+/// Instances per split whose distinctness is counted.
+const DISTINCT: u64 = 1000;
+
+/// The families to test: all, or those named in `MCPGYM_FAMILIES` (`a,b`), for working on one.
+fn selected() -> Vec<&'static Family> {
+    let wanted = std::env::var("MCPGYM_FAMILIES").unwrap_or_default();
+    let wanted: Vec<&str> = wanted.split(',').filter(|w| !w.is_empty()).collect();
+    FAMILIES
+        .iter()
+        .filter(|f| wanted.is_empty() || wanted.contains(&f.name))
+        .collect()
+}
+
+/// The sandbox's Python: the runtime the setup script builds.
+fn python() -> PathBuf {
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/runtime/bin/python");
+    assert!(
+        runtime.exists(),
+        "{} is missing: run .ci/setup to build the data-science runtime",
+        runtime.display()
+    );
+    runtime
+}
+
+fn solver(family: &Family) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("families")
+        .join(family.name)
+        .join("solver.py")
+}
+
+/// The instance numbers a split's seeds select, as the environment picks them.
+fn instances(family: &Family, split: Split, seeds: u64) -> Vec<u64> {
+    let range = family.ranges().range(split);
+    (0..seeds)
+        .map(|seed| range.start + EpisodeRng::new(seed ^ 0x5EED).below_u64(range.end - range.start))
+        .collect()
+}
+
+fn splits(family: &Family) -> Vec<Split> {
+    match family.split {
+        FamilySplit::TrainAndTest => vec![Split::Train, Split::Test],
+        FamilySplit::TestOnly => vec![Split::Test],
+    }
+}
+
+/// Sets up, compares two setups, solves: one job per task, in one Python process. Returns each
+/// job's result object (see `DRIVER`).
+const DRIVER: &str = r#"
+import contextlib, io, json, os, sys, traceback
+
+def snapshot(root):
+    files = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, root)] = f.read()
+    return files
+
+def run(source, cwd, scope):
+    out = io.StringIO()
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, scope.get("__file__", "<program>"), "exec"), scope)
+        return out.getvalue(), None
+    except SystemExit as stop:
+        return out.getvalue(), None if stop.code in (None, 0) else f"exit {stop.code}"
+    except BaseException:
+        return out.getvalue(), traceback.format_exc()
+    finally:
+        os.chdir(previous)
+
+jobs = json.load(sys.stdin)
+solver = open(sys.argv[1]).read() if len(sys.argv) > 1 else None
+for job in jobs:
+    result = {}
+    for name in ("solved", "unsolved"):
+        os.makedirs(job[name], exist_ok=True)
+        _, error = run(job["setup_" + name], "/", {"__name__": "__main__"})
+        if error:
+            result["error"] = "setup: " + error
+    if "error" not in result:
+        result["same"] = snapshot(job["solved"]) == snapshot(job["unsolved"])
+        if job.get("check"):
+            output, error = run(job["check"], "/", {"__name__": "__main__"})
+            result["output"] = output
+            if error:
+                result["error"] = error
+        else:
+            output, error = run(solver, job["solved"], {"__name__": "__main__", "__file__": "solver.py", "PROMPT": job["prompt"]})
+            result["answer"] = output.strip().splitlines()[-1] if output.strip() else ""
+            if error:
+                result["error"] = "solver: " + error
+    print(json.dumps(result), flush=True)
+"#;
+
+fn drive(jobs: &[Value], solver: Option<&Path>) -> Vec<Value> {
+    let mut command = Command::new(python());
+    command.arg("-I").arg("-c").arg(DRIVER);
+    if let Some(solver) = solver {
+        command.arg(solver);
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the runtime's python runs");
+    let input = serde_json::to_vec(jobs).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(&input).unwrap();
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        output.status.success(),
+        "driver failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// Checks one family; returns its failures as sentences.
+fn verify(family: &Family, scratch: &Path) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut tasks: Vec<Task> = Vec::new();
+    for split in splits(family) {
+        for n in instances(family, split, SOLVED) {
+            let task = family.task(n).expect("an instance of the split's range");
+            assert_eq!(task.split(), split, "{}", task.id());
+            tasks.push(task);
+        }
+    }
+    let home = |task: &Task, which: &str| scratch.join(task.id().replace('/', "-")).join(which);
+    let jobs: Vec<Value> = tasks
+        .iter()
+        .map(|task| {
+            let (solved, unsolved) = (home(task, "solved"), home(task, "unsolved"));
+            json!({
+                "prompt": task.prompt(),
+                "solved": solved,
+                "unsolved": unsolved,
+                "setup_solved": task.setup_program(solved.to_str().unwrap()),
+                "setup_unsolved": task.setup_program(unsolved.to_str().unwrap()),
+            })
+        })
+        .collect();
+    let results = drive(&jobs, Some(&solver(family)));
+    let mut checks = Vec::new();
+    for (task, result) in tasks.iter().zip(&results) {
+        let id = task.id();
+        if let Some(error) = result["error"].as_str() {
+            failures.push(format!("{id}: {error}"));
+            continue;
+        }
+        if result["same"] != json!(true) {
+            failures.push(format!("{id}: two setups wrote different files"));
+        }
+        let answer = result["answer"].as_str().unwrap_or_default();
+        let graded = |answer: &str, folder: &Path| grade(task, answer, folder.to_str().unwrap());
+        match graded(answer, &home(task, "solved")) {
+            Grading::Done(verdict) => {
+                if !verdict.is_correct() {
+                    failures.push(format!("{id}: the solver's answer {answer:?}: {verdict:?}"));
+                }
+                if let Grading::Done(untouched) = graded("", &home(task, "unsolved"))
+                    && untouched.is_correct()
+                {
+                    failures.push(format!("{id}: an empty answer passed"));
+                }
+            }
+            Grading::Check(program) => {
+                checks.push((task, true, program));
+                // A check costs a process or two; one untouched folder in ten is plenty.
+                let sampled = checks.len() % 10 == 1;
+                if let Grading::Check(untouched) = graded(answer, &home(task, "unsolved"))
+                    && sampled
+                {
+                    checks.push((task, false, untouched));
+                }
+            }
+        }
+    }
+    if !checks.is_empty() {
+        // The checks run on the folders as the solver left them; setups run again first (into
+        // other folders), since a check recreates the original inputs itself.
+        let jobs: Vec<Value> = checks
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, program))| {
+                let spare = scratch.join(format!("spare-{i}"));
+                json!({
+                    "prompt": "",
+                    "solved": spare.join("a"),
+                    "unsolved": spare.join("b"),
+                    "setup_solved": "",
+                    "setup_unsolved": "",
+                    "check": program.source(),
+                })
+            })
+            .collect();
+        for ((task, solved, program), result) in checks.iter().zip(drive(&jobs, None)) {
+            let verdict = program.interpret(result["output"].as_str().unwrap_or_default(), Some(0));
+            if verdict.is_correct() != *solved {
+                failures.push(format!(
+                    "{}: the hidden check on the {} folder: {verdict:?} {}",
+                    task.id(),
+                    if *solved { "solved" } else { "untouched" },
+                    result["error"].as_str().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn there_are_thirty_families_and_some_held_out() {
+    assert!(FAMILIES.len() >= 30, "{} families", FAMILIES.len());
+    let held_out = FAMILIES
+        .iter()
+        .filter(|f| f.split == FamilySplit::TestOnly)
+        .count();
+    assert!(held_out >= 4, "{held_out} held-out families");
+}
+
+#[test]
+fn every_family_is_solved_by_its_reference_and_fails_untouched() {
+    let scratch =
+        std::env::temp_dir().join(format!("mcpgym-jupyter-families-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
+    let families = selected();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = families
+            .chunks(families.len().div_ceil(workers).max(1))
+            .map(|chunk| {
+                let scratch = &scratch;
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .flat_map(|family| verify(family, &scratch.join(family.name)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn instances_are_distinct_stable_and_keep_their_answer_secret() {
+    for family in selected() {
+        for split in splits(family) {
+            let mut seen = HashSet::new();
+            for n in instances(family, split, DISTINCT) {
+                let instance = family.instance(n).unwrap();
+                let again = family.instance(n).unwrap();
+                assert_eq!(instance.prompt, again.prompt, "{}/{n}", family.name);
+                assert_eq!(instance.files, again.files, "{}/{n}", family.name);
+                assert_eq!(instance.setup, again.setup, "{}/{n}", family.name);
+                if let Some(secret) = &instance.secret {
+                    assert!(
+                        !instance.prompt.contains(secret.as_str()),
+                        "{}/{n}: the prompt holds the answer {secret:?}",
+                        family.name
+                    );
+                    for (path, bytes) in &instance.files {
+                        let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+                        assert!(
+                            !found,
+                            "{}/{n}: {path} holds the answer {secret:?}",
+                            family.name
+                        );
+                    }
+                }
+                if let Grader::Numeric { value, .. } = instance.grader {
+                    assert!(value.is_finite(), "{}/{n}", family.name);
+                }
+                seen.insert((instance.prompt, instance.files, instance.setup));
+            }
+            assert!(
+                seen.len() as u64 >= DISTINCT * 99 / 100,
+                "{} ({split}): {} distinct instances of {DISTINCT}",
+                family.name,
+                seen.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_family_has_a_solver_and_every_solver_a_family() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("families");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("solver.py").is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut names: Vec<String> = FAMILIES.iter().map(|f| f.name.to_owned()).collect();
+    names.sort();
+    assert_eq!(on_disk, names);
+    let unique: HashSet<&str> = FAMILIES.iter().map(|f| f.name).collect();
+    assert_eq!(unique.len(), FAMILIES.len());
+    for family in FAMILIES.iter() {
+        assert!(
+            family
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+            "{}: family names are lowercase words joined by '-'",
+            family.name
+        );
+    }
+}
+
+#[test]
+fn the_readme_lists_every_family() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    for family in FAMILIES.iter() {
+        let split = match family.split {
+            FamilySplit::TrainAndTest => "train, test",
+            FamilySplit::TestOnly => "test only",
+        };
+        let row = format!("| `{}` | {split} | {} |", family.name, family.about);
+        assert!(readme.contains(&row), "README.md lacks the row {row}");
+    }
+}
