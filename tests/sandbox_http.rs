@@ -1589,7 +1589,8 @@ async fn a_create_that_gets_no_kernel_in_time_says_why() {
     // python is the real one, except that a kernel launch sleeps.
     let runtime = std::env::temp_dir().join(format!("mcpgym-hung-runtime-{}", std::process::id()));
     std::fs::create_dir_all(runtime.join("bin")).unwrap();
-    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/runtime/bin/python");
+    let real =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/runtime/bin/python");
     let python = runtime.join("bin/python");
     std::fs::write(
         &python,

@@ -119,10 +119,25 @@ pub(super) fn cpu_seconds(stat_path: &str) -> anyhow::Result<f64> {
     Ok(ticks / 100.0)
 }
 
-/// Resident memory (KiB) of a process and all its descendants.
-pub(super) fn tree_rss_kib(root: u32) -> u64 {
+/// A memory figure of a process, in KiB.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Memory {
+    /// Resident set size: shared pages counted in full by every process that maps them.
+    Rss,
+    /// Proportional set size: each shared page divided among the processes that map it, so
+    /// the figures of a tree add up to what it really costs.
+    Pss,
+}
+
+/// `memory` (KiB) of a process and all its descendants.
+pub(super) fn tree_kib(root: u32, memory: Memory) -> u64 {
     let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
-    let mut rss: std::collections::HashMap<u32, u64> = Default::default();
+    let mut sizes: std::collections::HashMap<u32, u64> = Default::default();
+    let field = |text: &str, name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+    };
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
@@ -130,21 +145,21 @@ pub(super) fn tree_rss_kib(root: u32) -> u64 {
         let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
             continue;
         };
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        };
-        if let Some(parent) = field("PPid:") {
+        if let Some(parent) = field(&status, "PPid:") {
             children.entry(parent as u32).or_default().push(pid);
         }
-        rss.insert(pid, field("VmRSS:").unwrap_or(0));
+        let size = match memory {
+            Memory::Rss => field(&status, "VmRSS:"),
+            Memory::Pss => std::fs::read_to_string(entry.path().join("smaps_rollup"))
+                .ok()
+                .and_then(|rollup| field(&rollup, "Pss:")),
+        };
+        sizes.insert(pid, size.unwrap_or(0));
     }
     let mut total = 0;
     let mut stack = vec![root];
     while let Some(pid) = stack.pop() {
-        total += rss.get(&pid).copied().unwrap_or(0);
+        total += sizes.get(&pid).copied().unwrap_or(0);
         stack.extend(children.get(&pid).into_iter().flatten());
     }
     total

@@ -5,7 +5,8 @@
 //! demand was higher: its target is the most creates seen within the last
 //! [`DEMAND_WINDOW`] (a GRPO step starts the same group size again and again), capped by
 //! `pool_max` and the sandbox limit. Kernels start a few at a time ([`parallel_starts`]): on
-//! two cores more at once only slows them all down.
+//! two cores more at once only slows them all down. Refills wait until creates have been
+//! quiet for a moment, so they never take the cores from a burst being served.
 //!
 //! A create that finds the pool empty waits for the next kernel to start, up to
 //! `start_timeout`, instead of starting one of its own: a burst of hundreds of creates then
@@ -28,6 +29,9 @@ use super::ServiceConfig;
 
 /// How long a burst of creates keeps the pool's target up.
 pub(crate) const DEMAND_WINDOW: Duration = Duration::from_secs(600);
+/// How long after the last create the pool waits before refilling: a start costs a core for
+/// a third of a second, which the creates of a burst still being served need more.
+const QUIET: Duration = Duration::from_millis(1500);
 
 /// A started kernel in its own sandbox root, not yet given to a sandbox.
 pub(crate) struct Warm {
@@ -59,6 +63,8 @@ pub(crate) struct Pool {
     /// When recent creates were served, for the demand-sized target.
     demand: Mutex<VecDeque<Instant>>,
     last_failure: Mutex<Option<String>>,
+    /// When a create last took a kernel.
+    last_take: Mutex<Option<Instant>>,
     wanted: Notify,
     config: Arc<ServiceConfig>,
 }
@@ -72,6 +78,7 @@ impl Pool {
             starting: AtomicUsize::new(0),
             demand: Mutex::new(VecDeque::new()),
             last_failure: Mutex::new(None),
+            last_take: Mutex::new(None),
             wanted: Notify::new(),
             config,
         })
@@ -90,7 +97,11 @@ impl Pool {
                     let pool = this.clone();
                     tokio::spawn(async move { pool.start_one().await });
                 }
-                wanted.await;
+                // A refill held back during a burst is looked at again once it is quiet.
+                tokio::select! {
+                    _ = wanted => {}
+                    _ = tokio::time::sleep(QUIET) => {}
+                }
             }
         });
     }
@@ -101,9 +112,17 @@ impl Pool {
         if starting >= parallel_starts() {
             return false;
         }
+        let waiting = self.waiting();
+        if waiting > starting {
+            // Creates are waiting: start kernels for them first of all.
+            return true;
+        }
+        let last_take = *self.last_take.lock().expect("pool lock");
+        if last_take.is_some_and(|at| at.elapsed() < QUIET) {
+            return false;
+        }
         let have = self.len() + starting;
-        let wanted = (self.target() + self.waiting()).min(self.config.max_sandboxes.max(1));
-        have < wanted
+        have < self.target().min(self.config.max_sandboxes.max(1))
     }
 
     /// The number of kernels the pool aims to keep ready.
@@ -161,10 +180,9 @@ impl Pool {
 
     /// A warm kernel: one that is ready, else the next one started, waiting up to `timeout`.
     pub(crate) async fn take(&self, timeout: Duration) -> Result<Warm, Starved> {
-        self.demand
-            .lock()
-            .expect("pool demand lock")
-            .push_back(Instant::now());
+        let now = Instant::now();
+        self.demand.lock().expect("pool demand lock").push_back(now);
+        *self.last_take.lock().expect("pool lock") = Some(now);
         let ready = self.ready.lock().expect("pool lock").pop_front();
         if let Some(warm) = ready {
             self.wanted.notify_one();
