@@ -5,8 +5,9 @@
 //! however it is quoted, can become code. The placeholders are replaced by hex digits only, so
 //! one replacement can never create another placeholder.
 
-/// Lowercase hex of a string's UTF-8 bytes.
-fn hex(text: &str) -> String {
+/// Lowercase hex of a string's UTF-8 bytes, for Python's `bytes.fromhex`: no quoting to
+/// get wrong.
+pub(crate) fn hex(text: &str) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(text.len() * 2);
     for byte in text.bytes() {

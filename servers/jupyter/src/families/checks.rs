@@ -2,14 +2,11 @@
 
 use serde_json::Value;
 
+use crate::python::hex;
+
 /// A check that runs the agent's `function` from the module file `module` (in the home folder)
 /// on hidden argument lists and compares what it returns with `expected`, element by element
-/// (numbers within `tolerance`, relative or absolute).
-///
-/// The agent's code runs in a child process that gets only the arguments: the expected values
-/// stay in the check's own memory (which the check makes unreadable to its children), so code
-/// that inspects its caller or its parent finds nothing to copy. The child's results travel as
-/// the last line of its output, after a marker the agent cannot know in advance.
+/// (numbers within `tolerance`, relative or absolute): see [`child_check`].
 pub fn function_check(
     module: &str,
     function: &str,
@@ -17,39 +14,71 @@ pub fn function_check(
     expected: &[Value],
     tolerance: f64,
 ) -> String {
-    assert_eq!(calls.len(), expected.len(), "one expected value per call");
-    let calls = hex(&Value::from(calls.to_vec()).to_string());
+    let runner = format!(
+        r#"results = []
+for args in inputs:
+    try:
+        results.append(["ok", getattr(module, {function:?})(*args)])
+    except Exception as error:
+        results.append(["raised", type(error).__name__])"#
+    );
+    // What a call gave is compared whole: ["ok", value], or ["raised", name] which never
+    // matches.
+    let expected: Vec<Value> = expected
+        .iter()
+        .map(|value| Value::from(vec![Value::from("ok"), value.clone()]))
+        .collect();
+    child_check(module, &runner, calls, &expected, tolerance, "hidden tests")
+}
+
+/// A check that imports the agent's module file `module` (in the home folder) in a child
+/// process, runs `runner` there on the hidden `inputs`, and compares the `results` list it
+/// builds with `expected`, one element per input (numbers within `tolerance`, relative or
+/// absolute; `True` is not `1`). `runner` is Python run after `inputs` (the decoded JSON) and
+/// `module` (the agent's module) are defined; it must leave a list in `results`. `what` names
+/// the inputs in the failure sentence ("hidden tests").
+///
+/// The agent's code runs in the child, which gets only the inputs: the expected values stay in
+/// the check's own memory (which the check makes unreadable to its children), so code that
+/// inspects its caller or its parent finds nothing to copy. The child's results travel as the
+/// last line of its output, after a marker the agent cannot know in advance.
+pub fn child_check(
+    module: &str,
+    runner: &str,
+    inputs: &[Value],
+    expected: &[Value],
+    tolerance: f64,
+    what: &str,
+) -> String {
+    assert_eq!(inputs.len(), expected.len(), "one expectation per input");
+    let inputs = hex(&Value::from(inputs.to_vec()).to_string());
     let expected = hex(&Value::from(expected.to_vec()).to_string());
+    let runner = hex(runner);
     format!(
         r#"import secrets
 import subprocess
 import sys
 
-CALLS = json.loads(bytes.fromhex("{calls}"))
+INPUTS = json.loads(bytes.fromhex("{inputs}"))
 EXPECTED = json.loads(bytes.fromhex("{expected}"))
 MARKER = secrets.token_hex(16)
 RUNNER = """
 import importlib.util, json, sys
-calls = json.loads(sys.stdin.readline())
+inputs = json.loads(sys.stdin.readline())
 marker = sys.stdin.readline().strip()
 spec = importlib.util.spec_from_file_location("agent_module", {module:?})
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-results = []
-for args in calls:
-    try:
-        results.append(["ok", getattr(module, {function:?})(*args)])
-    except Exception as error:
-        results.append(["raised", type(error).__name__])
+exec(bytes.fromhex("{runner}").decode())
 print(marker + json.dumps(results, default=str))
 """
 
 
 def same(got, want):
-    if isinstance(want, float) or isinstance(got, float):
-        try:
-            got, want = float(got), float(want)
-        except (TypeError, ValueError):
+    if isinstance(want, bool) or isinstance(got, bool):
+        return got is want
+    if isinstance(want, (int, float)):
+        if not isinstance(got, (int, float)):
             return False
         return abs(got - want) <= {tolerance:?} * max(1.0, abs(want))
     if isinstance(want, list):
@@ -66,7 +95,7 @@ def same(got, want):
 try:
     done = subprocess.run(
         [sys.executable, "-I", "-c", RUNNER],
-        input=json.dumps(CALLS) + "\n" + MARKER + "\n",
+        input=json.dumps(INPUTS) + "\n" + MARKER + "\n",
         capture_output=True,
         text=True,
         timeout=60,
@@ -76,20 +105,11 @@ try:
     results = json.loads(lines[-1][len(MARKER):]) if lines else None
 except subprocess.TimeoutExpired:
     results = None
-if results is None:
-    print("FAIL: {module} could not be imported and run on the hidden tests")
+if not isinstance(results, list) or len(results) != len(EXPECTED):
+    print("FAIL: {module} could not be imported and run on the {what}")
 else:
-    failed = sum(
-        1
-        for (status, got), want in zip(results, EXPECTED, strict=True)
-        if status != "ok" or not same(got, want)
-    )
-    print("PASS" if failed == 0 else f"FAIL: {{failed}} of {{len(EXPECTED)}} hidden tests fail")
+    failed = sum(1 for got, want in zip(results, EXPECTED, strict=True) if not same(got, want))
+    print("PASS" if failed == 0 else f"FAIL: {{failed}} of {{len(EXPECTED)}} {what} fail")
 "#
     )
-}
-
-/// Lowercase hex of a string's bytes, for Python's `bytes.fromhex`: no quoting to get wrong.
-fn hex(text: &str) -> String {
-    text.bytes().map(|b| format!("{b:02x}")).collect()
 }

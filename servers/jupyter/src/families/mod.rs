@@ -29,7 +29,7 @@ use std::sync::LazyLock;
 
 use mcpgym_env::{Split, TaskFamily};
 
-pub use checks::function_check;
+pub use checks::{child_check, function_check};
 pub use instance::{Instance, csv_bytes};
 pub use random::{Gen, date_of, round};
 

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::families::{Family, FamilySplit, Gen, Instance};
+use crate::python::hex;
 use crate::tasks::{Grader, TaskKind};
 
 pub(super) const FAMILY: Family = Family {
@@ -339,9 +340,4 @@ fn ranking_input(g: &mut Gen) -> (String, Value) {
         .map(|(i, (n, s))| format!("{}. {n} {s}", i + 1))
         .collect();
     (text, json!(lines))
-}
-
-/// Lowercase hex of a string's bytes, for Python's `bytes.fromhex`.
-fn hex(text: &str) -> String {
-    text.bytes().map(|b| format!("{b:02x}")).collect()
 }

@@ -64,11 +64,6 @@ pub(super) fn filler(g: &mut Gen, bytes: usize) -> String {
     text
 }
 
-/// Lowercase hex of a string's bytes, for Python's `bytes.fromhex` in a hidden check.
-pub(super) fn hex(text: &str) -> String {
-    text.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The word with its first letter in upper case.
 pub(super) fn capital(word: &str) -> String {
     let mut chars = word.chars();

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
 use crate::tasks::{Grader, TaskKind};
 
-use super::common::hex;
+use crate::python::hex;
 
 pub(super) const FAMILY: Family = Family {
     name: "csv-to-json",

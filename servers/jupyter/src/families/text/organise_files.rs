@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 use crate::families::{Family, FamilySplit, Gen, Instance, date_of};
 use crate::tasks::{Grader, TaskKind};
 
-use super::common::{filler, hex};
+use super::common::filler;
+use crate::python::hex;
 
 pub(super) const FAMILY: Family = Family {
     name: "organise-files",
