@@ -38,7 +38,7 @@ def test_a_converted_dataset_is_served_and_graded(tmp_path: Path) -> None:
     dataset.write_text("".join(json.dumps(r) + "\n" for r in records))
     out = tmp_path / "tasks.jsonl"
     converter().main(
-        [str(dataset), "--out", str(out), "--files-field", "files_used",
+        [str(dataset), "--out", str(out), "--data-dir", str(data), "--files-field", "files_used",
          "--answer-field", "expected", "--alternatives"]
     )  # fmt: skip
     lines = [json.loads(line) for line in out.read_text().splitlines()]
