@@ -122,6 +122,10 @@ for job in jobs:
             if error:
                 result["error"] = "solver: " + error
     print(json.dumps(result), flush=True)
+# Every result is out: skip the interpreter's teardown, where a native library's threads (the
+# solvers import pyarrow and polars) may abort the process ("terminate called ...").
+sys.stdout.flush()
+os._exit(0)
 "#;
 
 fn drive(jobs: &[Value], solver: Option<&Path>) -> Vec<Value> {
