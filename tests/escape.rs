@@ -181,6 +181,7 @@ t binary_readable test -s @INSTALLED@
 t ptrace_pid1 python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).ptrace(16,1,0,0)==0 else 1)'
 t fill_shm fill /dev/shm/battery @SHM_MB@
 t fill_tmp fill /tmp/battery @TMP_MB@
+t fill_root_home fill /root/battery @TMP_MB@
 t fill_home fill "$HOME/battery" @HOME_MB@
 echo "END"
 "#;
@@ -208,6 +209,7 @@ const SHELL_NAMES: &[&str] = &[
     "ptrace_pid1",
     "fill_shm",
     "fill_tmp",
+    "fill_root_home",
     "fill_home",
 ];
 
@@ -283,6 +285,7 @@ t("other_episode_files", lambda: search(M))
 t("binary_readable", lambda: os.path.getsize("@INSTALLED@") > 0)
 t("fill_shm", lambda: fill("/dev/shm/battery", @SHM_MB@))
 t("fill_tmp", lambda: fill("/tmp/battery", @TMP_MB@))
+t("fill_root_home", lambda: fill("/root/battery", @TMP_MB@))
 t("fill_home", lambda: fill(os.path.expanduser("~/battery"), @HOME_MB@))
 print("END")
 "#;
@@ -308,6 +311,7 @@ const CELL_NAMES: &[&str] = &[
     "binary_readable",
     "fill_shm",
     "fill_tmp",
+    "fill_root_home",
     "fill_home",
 ];
 

@@ -75,6 +75,8 @@ impl JailConfig {
             "/etc/ca-certificates",
             "/etc/python3",
             "/etc/python3.11",
+            // R's own configuration (Renviron, Rprofile.site), for the R kernel.
+            "/etc/R",
         ]
         .map(PathBuf::from)
         .to_vec();
@@ -192,6 +194,12 @@ impl JailConfig {
             push(&[&"--size", &size.to_string()]);
         }
         push(&[&"--tmpfs", &"/tmp"]);
+        // A private, writable /root as in E2B's sandboxes (code that expects root's home, a
+        // context created there), bounded like /tmp. The host's /root is never bound.
+        if let Some(size) = self.limits.tmp_bytes {
+            push(&[&"--size", &size.to_string()]);
+        }
+        push(&[&"--tmpfs", &"/root"]);
         self.system_binds(&mut push);
         let etc = self.root.join("etc");
         push(&[&"--ro-bind", &etc.join("passwd"), &"/etc/passwd"]);

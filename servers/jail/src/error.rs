@@ -37,6 +37,12 @@ pub enum Error {
     /// know): jails refuse to start rather than run without it.
     #[error("cannot build the jail's seccomp filter: {0}")]
     Seccomp(String),
+    /// The jail asked for [`Limits::unlimited_address_space`](crate::Limits) with a memory
+    /// limit, and no cgroup could enforce that limit here.
+    #[error(
+        "this program needs its memory bounded by a cgroup (it reserves more address space than RLIMIT_AS can allow), and cgroups are not usable here: run the server as root or in a cgroup with the memory controller delegated"
+    )]
+    MemoryUnbounded,
 }
 
 impl Error {

@@ -36,6 +36,11 @@ pub struct Limits {
     pub home_bytes: Option<u64>,
     /// Size of `/dev/shm` (a tmpfs; the rest of `/dev` is read-only).
     pub shm_bytes: Option<u64>,
+    /// Leave `RLIMIT_AS` unset, so `memory_bytes` bounds the jail through its cgroup only:
+    /// for V8 (the JavaScript kernel), which reserves tens of GiB of address space it never
+    /// touches and aborts at start under any smaller limit. A jail asking for this with a
+    /// memory limit refuses to start where cgroups cannot enforce it.
+    pub unlimited_address_space: bool,
 }
 
 impl Default for Limits {
@@ -51,6 +56,7 @@ impl Default for Limits {
             tmp_bytes: Some(512 << 20),
             home_bytes: Some(1 << 30),
             shm_bytes: Some(64 << 20),
+            unlimited_address_space: false,
         }
     }
 }
@@ -59,7 +65,10 @@ impl Limits {
     /// The `(resource, value)` pairs for `setrlimit`.
     fn rlimits(&self) -> Vec<(libc::__rlimit_resource_t, u64)> {
         [
-            (libc::RLIMIT_AS, self.memory_bytes),
+            (
+                libc::RLIMIT_AS,
+                self.memory_bytes.filter(|_| !self.unlimited_address_space),
+            ),
             (libc::RLIMIT_NPROC, self.max_processes),
             (libc::RLIMIT_CPU, self.cpu_seconds),
             (libc::RLIMIT_FSIZE, self.file_size_bytes),

@@ -76,6 +76,10 @@ impl Jail {
                     Cgroup::create(&name, &prepared.limits)
                 })
                 .flatten();
+            let limits = &prepared.limits;
+            if limits.unlimited_address_space && limits.memory_bytes.is_some() && cgroup.is_none() {
+                return Err(Error::MemoryUnbounded);
+            }
             Ok((log, cgroup))
         })
         .await
