@@ -90,8 +90,9 @@ pub struct ErrorLine {
 }
 
 /// The well-known MIME types of a result and the line's field for each; other types go to
-/// [`ResultLine::extra`].
-pub const RESULT_FIELDS: [(&str, &str); 10] = [
+/// [`ResultLine::extra`]. `e2b/chart` and `e2b/data` are the code interpreter's own: the
+/// structured chart of a matplotlib figure and the columns of a pandas DataFrame.
+pub const RESULT_FIELDS: [(&str, &str); 12] = [
     ("text", "text/plain"),
     ("html", "text/html"),
     ("markdown", "text/markdown"),
@@ -102,6 +103,8 @@ pub const RESULT_FIELDS: [(&str, &str); 10] = [
     ("latex", "text/latex"),
     ("json", "application/json"),
     ("javascript", "application/javascript"),
+    ("chart", "e2b/chart"),
+    ("data", "e2b/data"),
 ];
 
 /// A rich result: its MIME bundle spread over one field per well-known type
@@ -138,6 +141,12 @@ pub struct ResultLine {
     /// `application/javascript`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub javascript: Option<Value>,
+    /// `e2b/chart`: the chart extracted from a matplotlib figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<Value>,
+    /// `e2b/data`: a DataFrame's columns, by column name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
     /// Other MIME types, by type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Map<String, Value>>,
@@ -160,6 +169,8 @@ impl ResultLine {
             "latex" => &mut self.latex,
             "json" => &mut self.json,
             "javascript" => &mut self.javascript,
+            "chart" => &mut self.chart,
+            "data" => &mut self.data,
             _ => return None,
         })
     }
@@ -295,6 +306,8 @@ mod tests {
         let bundle = [
             ("text/plain".to_owned(), json!("2")),
             ("image/png".to_owned(), json!("AAAA")),
+            ("e2b/chart".to_owned(), json!({"type": "line"})),
+            ("e2b/data".to_owned(), json!({"a": [1]})),
             ("application/vnd.custom".to_owned(), json!({"a": 1})),
         ];
         let line = ResultLine::from_bundle(bundle.clone(), true);
@@ -302,12 +315,13 @@ mod tests {
             serde_json::to_value(OutputLine::Result(Box::new(line.clone()))).unwrap(),
             json!({
                 "type": "result", "text": "2", "png": "AAAA",
+                "chart": {"type": "line"}, "data": {"a": [1]},
                 "extra": {"application/vnd.custom": {"a": 1}}, "is_main_result": true,
             })
         );
         assert_eq!(line.into_bundle(), BTreeMap::from(bundle));
         let OutputLine::Result(read) =
-            parse(r#"{"type":"result","text":"t","html":null,"chart":{}}"#)
+            parse(r#"{"type":"result","text":"t","html":null,"future":{}}"#)
         else {
             panic!()
         };
