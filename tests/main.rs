@@ -13,6 +13,7 @@ mod manifests;
 mod openenv;
 mod ors;
 mod sandbox_e2b_sdk;
+mod sandbox_e2b_suites;
 mod sandbox_http;
 mod wordle_http;
 mod wordle_stdio;

@@ -45,6 +45,14 @@ pub enum Error {
     /// A channel to the kernel closed (its socket failed or the kernel is gone).
     #[error("the kernel's {0} channel closed")]
     ChannelClosed(&'static str),
+    /// No kernel for this language is installed, or the service has none for it.
+    #[error("cannot run {language}: {reason}")]
+    LanguageUnavailable {
+        /// The language asked for.
+        language: crate::kernel::Language,
+        /// Why, and what to install.
+        reason: String,
+    },
 }
 
 impl Error {

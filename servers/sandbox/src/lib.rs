@@ -25,5 +25,8 @@ pub use mcpgym_jail as jail;
 
 pub use error::{Error, Result};
 pub use jail::{Jail, JailConfig, Limits};
-pub use kernel::{Event, Execution, ExecutionStatus, Kernel, KernelConfig, Output, StreamName};
+pub use kernel::{
+    Event, Execution, ExecutionStatus, Kernel, KernelConfig, KernelKind, Language, Output,
+    StreamName,
+};
 pub use runtime::{Runtime, RuntimeError};

@@ -142,7 +142,11 @@ impl Sandbox {
             .timeout(Duration::from_secs(30))
             .send()
             .await?;
-        if response.status() == http::StatusCode::NOT_FOUND {
+        // Gone already: the process (404), or the whole sandbox (502, as E2B's proxy says).
+        if matches!(
+            response.status(),
+            http::StatusCode::NOT_FOUND | http::StatusCode::BAD_GATEWAY
+        ) {
             return Ok(());
         }
         response.success().await.map(drop)

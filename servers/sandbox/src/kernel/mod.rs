@@ -22,6 +22,7 @@
 mod budget;
 mod channels;
 mod execution;
+mod language;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -35,6 +36,7 @@ use tokio::time::Instant;
 
 pub use budget::cut_marker;
 pub use execution::{Event, Execution, ExecutionStatus, Output, StreamName};
+pub use language::{KernelKind, Language, valid_env_name};
 
 use crate::error::{Error, Result};
 use crate::jail::{self, Jail, JailConfig, UidLease, UidPool};
@@ -43,19 +45,38 @@ use execution::Collector;
 
 /// Name of the connection file and prefix of the socket files in the jail's run directory.
 const CONNECTION_FILE: &str = "kernel.json";
+/// Name, in the jail's run directory, of the script every Python kernel runs before the first
+/// cell: the rich displays E2B's template gives (charts, DataFrames as data, shown images).
+const PYTHON_STARTUP_FILE: &str = "startup.py";
+const PYTHON_STARTUP: &str = include_str!("python_startup.py");
+/// Name, in the run directory, of the script that makes an IPython kernel run its cells as Bash.
+const BASH_MODE_FILE: &str = "bash_mode.py";
+const BASH_MODE: &str = include_str!("bash_mode.py");
+/// The relay that puts a TCP-only kernel (Deno, IRkernel) behind the run directory's socket
+/// files, and the connection file it writes for that kernel.
+const TCP_RELAY_FILE: &str = "tcp_relay.py";
+const TCP_RELAY: &str = include_str!("tcp_relay.py");
+const TCP_CONNECTION_FILE: &str = "kernel-tcp.json";
+/// Where IRkernel's R is, from Debian's r-base-core and r-cran-irkernel.
+const R_PROGRAM: &str = "/usr/bin/R";
+const IRKERNEL_LIBRARY: &str = "/usr/lib/R/site-library/IRkernel";
 const SOCKET_PREFIX: &str = "kernel";
 /// How often an unanswered `kernel_info_request` is sent again while starting: a probe sent
 /// before the kernel subscribed its iopub socket is answered on shell only, and waiting long
 /// for the next one would add that much to every start.
 const READY_PROBE: Duration = Duration::from_millis(100);
+/// How long after a Deno cell's last message a late one is still taken (see `Kernel::linger`).
+const DENO_LINGER: Duration = Duration::from_millis(25);
 
 /// How to start a kernel. [`KernelConfig::new`] gives working defaults.
 #[derive(Debug, Clone)]
 pub struct KernelConfig {
     /// The jail the kernel runs in.
     pub jail: JailConfig,
-    /// The Python interpreter, as a path inside the jail.
+    /// The Python interpreter, as a path inside the jail. Deno is looked for beside it.
     pub python: String,
+    /// What the kernel runs.
+    pub language: Language,
     /// How long start-up (and each restart) may take before it fails.
     pub start_timeout: Duration,
     /// After a timeout: how long the interrupted code may take to stop before the kernel is
@@ -80,6 +101,7 @@ impl KernelConfig {
         KernelConfig {
             jail,
             python: "/usr/bin/python3".to_owned(),
+            language: Language::Python,
             start_timeout: Duration::from_secs(30),
             interrupt_grace: Duration::from_secs(2),
             max_output_bytes: 2 << 20,
@@ -116,6 +138,21 @@ impl Kernel {
     /// Starts a kernel in a new jail and returns once it answers `kernel_info_request` and
     /// its iopub messages reach us.
     pub async fn start(mut config: KernelConfig) -> Result<Kernel> {
+        let kind = kernel_for(config.language, &config.python)?;
+        if kind == KernelKind::Deno {
+            // V8 reserves far more address space than any RLIMIT_AS would allow: its memory
+            // is bounded by the jail's cgroup instead. Its caches go to the private /tmp.
+            config.jail.limits.unlimited_address_space = true;
+            for (key, value) in [
+                ("DENO_DIR", "/tmp/deno"),
+                ("DENO_NO_UPDATE_CHECK", "1"),
+                ("DENO_NO_PROMPT", "1"),
+                ("NO_COLOR", "1"),
+            ] {
+                config.jail.env.retain(|(k, _)| k != key);
+                config.jail.env.push((key.to_owned(), value.to_owned()));
+            }
+        }
         let mut lease = None;
         if let (None, Some(pool)) = (config.jail.run_as, config.uid_pool.clone()) {
             let leased = tokio::task::spawn_blocking(move || pool.lease())
@@ -227,11 +264,14 @@ impl Kernel {
             .collect(&msg_id, &mut collected, started + timeout)
             .await
         {
-            Ended::Finished => match collected.reply {
-                Some(ReplyStatus::Ok) | None => ExecutionStatus::Ok,
-                Some(ReplyStatus::Error) => ExecutionStatus::Error,
-                Some(ReplyStatus::Aborted) => ExecutionStatus::Aborted,
-            },
+            Ended::Finished => {
+                self.linger(&msg_id, &mut collected).await;
+                match collected.reply {
+                    Some(ReplyStatus::Ok) | None => ExecutionStatus::Ok,
+                    Some(ReplyStatus::Error) => ExecutionStatus::Error,
+                    Some(ReplyStatus::Aborted) => ExecutionStatus::Aborted,
+                }
+            }
             Ended::KernelGone => {
                 self.restart().await?;
                 restarted = true;
@@ -414,6 +454,22 @@ impl Kernel {
         Ended::Finished
     }
 
+    /// Deno's kernel may publish a cell's result just after its `status: idle` (they leave
+    /// from different tasks): for it, outputs of the request that arrive within
+    /// [`DENO_LINGER`] of the last one are still the cell's.
+    async fn linger(&mut self, msg_id: &str, collected: &mut Collector) {
+        if self.config.language.kernel() != Some(KernelKind::Deno) {
+            return;
+        }
+        while let Ok(Some(message)) =
+            tokio::time::timeout(DENO_LINGER, self.channels.iopub_rx.recv()).await
+        {
+            if is_reply_to(&message, msg_id) {
+                collected.iopub(message.content);
+            }
+        }
+    }
+
     /// Sends `interrupt_request` on control without waiting for `interrupt_reply`: Debian's
     /// ipykernel 6.17 echoes the request's empty content as the reply, which has no `status`
     /// and does not parse, so the end of the interrupted execution is what we wait for.
@@ -456,18 +512,7 @@ async fn launch(config: &KernelConfig) -> Result<(Jail, Channels)> {
     let inside_info = channels::connection_info(&inside_prefix, &key);
     write_connection_file(config, &inside_info).await?;
 
-    let connection_file = PathBuf::from(jail::RUN).join(CONNECTION_FILE);
-    let command: Vec<OsString> = [
-        config.python.as_str(),
-        "-m",
-        "ipykernel_launcher",
-        "-f",
-        &connection_file.to_string_lossy(),
-        // Keep the user's home free of IPython's own files.
-        "--HistoryManager.enabled=False",
-    ]
-    .map(OsString::from)
-    .to_vec();
+    let command = kernel_command(config).await?;
     let mut jail = Jail::spawn(&config.jail, &command).await?;
 
     // Wait for the socket files: zeromq does not retry an ipc connect to a missing path.
@@ -570,6 +615,119 @@ async fn start_timeout(jail: &Jail, started: Instant) -> Error {
         waited: started.elapsed(),
         log_tail: jail.log_tail(2000).await,
     }
+}
+
+/// Which kernel program serves `language` on the runtime whose interpreter is `python` (a
+/// path on the host, the same as inside jails), checked to be installed. The error says what
+/// to install.
+pub fn kernel_for(language: Language, python: &str) -> Result<KernelKind> {
+    let unavailable = |reason: String| Error::LanguageUnavailable { language, reason };
+    let kind = language
+        .kernel()
+        .ok_or_else(|| unavailable(language.unsupported().unwrap_or_default().to_owned()))?;
+    match kind {
+        KernelKind::IPython | KernelKind::Bash => {}
+        KernelKind::Deno => {
+            let deno = deno_program(python);
+            if !deno.is_file() {
+                return Err(unavailable(format!(
+                    "Deno, which runs JavaScript and TypeScript, is not at {} (beside the runtime's Python): run .ci/setup, which installs it there from npm",
+                    deno.display()
+                )));
+            }
+        }
+        KernelKind::IRkernel => {
+            if !PathBuf::from(IRKERNEL_LIBRARY).is_dir() || !PathBuf::from(R_PROGRAM).is_file() {
+                return Err(unavailable(
+                    "R's kernel is not installed: install Debian's r-base-core and r-cran-irkernel (.ci/setup does)".to_owned(),
+                ));
+            }
+        }
+    }
+    Ok(kind)
+}
+
+/// Deno, beside the runtime's Python: the setup script installs it into the runtime's `bin`.
+fn deno_program(python: &str) -> PathBuf {
+    PathBuf::from(python).with_file_name("deno")
+}
+
+/// The command that starts the kernel in its jail, with the files it needs written to the run
+/// directory.
+async fn kernel_command(config: &KernelConfig) -> Result<Vec<OsString>> {
+    let run = PathBuf::from(jail::RUN);
+    let connection_file = run.join(CONNECTION_FILE).to_string_lossy().into_owned();
+    let python = config.python.as_str();
+    let relay = |kernel: &[&str]| -> Vec<String> {
+        let mut command = vec![
+            python.to_owned(),
+            run.join(TCP_RELAY_FILE).to_string_lossy().into_owned(),
+            connection_file.clone(),
+            run.join(TCP_CONNECTION_FILE).to_string_lossy().into_owned(),
+            "--".to_owned(),
+        ];
+        command.extend(kernel.iter().map(|arg| (*arg).to_owned()));
+        command
+    };
+    // IPython, running `startup` before the first cell.
+    let ipython = |startup: PathBuf| -> Vec<String> {
+        vec![
+            python.to_owned(),
+            "-m".to_owned(),
+            "ipykernel_launcher".to_owned(),
+            "-f".to_owned(),
+            connection_file.clone(),
+            // Keep the user's home free of IPython's own files.
+            "--HistoryManager.enabled=False".to_owned(),
+            format!("--IPKernelApp.exec_files=[{:?}]", startup.to_string_lossy()),
+        ]
+    };
+    let command: Vec<String> = match kernel_for(config.language, python)? {
+        KernelKind::IPython => {
+            write_run_file(config, PYTHON_STARTUP_FILE, PYTHON_STARTUP.as_bytes()).await?;
+            ipython(run.join(PYTHON_STARTUP_FILE))
+        }
+        KernelKind::Bash => {
+            write_run_file(config, BASH_MODE_FILE, BASH_MODE.as_bytes()).await?;
+            ipython(run.join(BASH_MODE_FILE))
+        }
+        KernelKind::Deno => {
+            write_run_file(config, TCP_RELAY_FILE, TCP_RELAY.as_bytes()).await?;
+            let deno = deno_program(python).to_string_lossy().into_owned();
+            relay(&[&deno, "jupyter", "--kernel", "--conn", "{connection_file}"])
+        }
+        KernelKind::IRkernel => {
+            write_run_file(config, TCP_RELAY_FILE, TCP_RELAY.as_bytes()).await?;
+            relay(&[
+                R_PROGRAM,
+                "--slave",
+                "--no-save",
+                "--no-restore",
+                "-e",
+                "IRkernel::main()",
+                "--args",
+                "{connection_file}",
+            ])
+        }
+    };
+    Ok(command.into_iter().map(OsString::from).collect())
+}
+
+/// Writes a file the kernel reads at start into the run directory, readable by the jail's user.
+async fn write_run_file(config: &KernelConfig, name: &str, contents: &[u8]) -> Result<()> {
+    let path = config.jail.run_dir().join(name);
+    let contents = contents.to_vec();
+    let run_as = config.jail.run_as;
+    tokio::task::spawn_blocking(move || -> Result<()> {
+        std::fs::write(&path, contents).map_err(|e| Error::io("write", &path, e))?;
+        if let Some(user) = run_as {
+            std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
+                .map_err(|e| Error::io("chown", &path, e))?;
+        }
+        Ok(())
+    })
+    .await
+    .expect("writing a run file panicked")
 }
 
 /// Writes the kernel's connection file into the run directory, readable by the jail's user.

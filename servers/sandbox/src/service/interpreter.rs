@@ -1,6 +1,5 @@
 //! The code interpreter (port 49999): `/execute` streaming JSON lines, and `/contexts`.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -16,7 +15,8 @@ use mcpgym_e2b::interpreter::{
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use crate::kernel::{Event, Execution, ExecutionStatus, Output, StreamName};
+use crate::kernel::valid_env_name;
+use crate::kernel::{Event, Execution, ExecutionStatus, Language, Output, StreamName};
 
 use super::api_error::{ApiError, parse_json};
 use super::registry::{Context, Sandbox, env_from_json, killed, prepare_kernel};
@@ -28,13 +28,16 @@ const KERNEL_DIED_BEFORE: &str = "the kernel had died since the last cell (kille
 /// Quiet time after which a `keepalive` line is sent.
 const KEEPALIVE: Duration = Duration::from_secs(5);
 
-fn check_language(language: Option<&str>) -> Result<(), ApiError> {
-    match language {
-        None | Some("python" | "python3") => Ok(()),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "language {other:?} is not supported here; only \"python\" kernels run in this sandbox"
-        ))),
-    }
+/// The language a request names (Python when it names none).
+fn parse_language(language: Option<&str>) -> Result<Language, ApiError> {
+    let Some(name) = language else {
+        return Ok(Language::Python);
+    };
+    Language::parse(name).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "language {name:?} is not known; use python, javascript (js), typescript (ts), r or bash"
+        ))
+    })
 }
 
 pub(crate) async fn health() -> Response {
@@ -49,6 +52,11 @@ pub(crate) async fn execute(
     // `timeout`, an mcpgym extension, is the cell's deadline: at most the service's own.
     let body: ExecuteRequest = parse_json(body)?;
     let env = env_from_json("env_vars", body.env_vars)?;
+    if let Some((name, _)) = env.iter().find(|(name, _)| !valid_env_name(name)) {
+        return Err(ApiError::bad_request(format!(
+            "env_vars has an invalid name {name:?}: use letters, digits and _, not starting with a digit"
+        )));
+    }
     let timeout = match body.timeout {
         None => sandbox.execution_timeout(),
         Some(secs) if secs.is_finite() && secs > 0.0 => {
@@ -73,15 +81,21 @@ pub(crate) async fn execute(
             ));
         }
         (Some(id), None) => sandbox.context(&id)?,
-        (None, language) => {
-            check_language(language.as_deref())?;
-            sandbox.default_context()?
+        (None, None) => sandbox.default_context()?,
+        (None, Some(language)) => {
+            let language = parse_language(Some(&language))?;
+            if language == Language::Python {
+                sandbox.default_context()?
+            } else {
+                sandbox.language_context(language)?
+            }
         }
     };
-    let (lines, rx) = mpsc::channel::<Bytes>(64);
+    let (lines, rx) = mpsc::channel::<Chunk>(64);
     tokio::spawn(run_cell(sandbox, context, code, env, timeout, lines));
+    // An `Err` item aborts the response: the client sees the connection cut, not an end.
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx))
+        rx.recv().await.map(|chunk| (chunk, rx))
     });
     Ok((
         [(header::CONTENT_TYPE, "application/x-ndjson")],
@@ -90,9 +104,12 @@ pub(crate) async fn execute(
         .into_response())
 }
 
+/// One piece of the `/execute` response: a JSON line, or the reason to cut the connection.
+type Chunk = Result<Bytes, std::io::Error>;
+
 /// Writes the JSON lines of one execution.
 struct Lines {
-    tx: mpsc::Sender<Bytes>,
+    tx: mpsc::Sender<Chunk>,
     sent_error: bool,
 }
 
@@ -100,7 +117,17 @@ impl Lines {
     /// `false` once the client has gone.
     async fn send(&mut self, line: OutputLine) -> bool {
         let line = line.to_line().expect("output lines always serialize");
-        self.tx.send(Bytes::from(line)).await.is_ok()
+        self.tx.send(Ok(Bytes::from(line))).await.is_ok()
+    }
+
+    /// Cuts the response off without an end, as a sandbox that died mid-request does in E2B:
+    /// its SDK then finds the sandbox gone and raises "the sandbox was killed while the
+    /// request was in progress".
+    async fn cut(&mut self, why: &str) {
+        let _ = self
+            .tx
+            .send(Err(std::io::Error::other(why.to_owned())))
+            .await;
     }
 
     async fn event(&mut self, event: Event) -> bool {
@@ -163,7 +190,7 @@ async fn run_cell(
     code: String,
     env: Vec<(String, String)>,
     timeout: Duration,
-    tx: mpsc::Sender<Bytes>,
+    tx: mpsc::Sender<Chunk>,
 ) {
     let mut closed = sandbox.closed();
     let gone = tx.clone();
@@ -175,12 +202,31 @@ async fn run_cell(
         guard = context.kernel.lock() => guard,
         _ = gone.closed() => return,
         _ = killed(&mut closed) => {
-            lines.error("SandboxKilled", "the sandbox was killed before this cell could run".into()).await;
-            lines.end().await;
+            lines.cut("the sandbox was killed before this cell could run").await;
             return;
         }
     };
+    if guard.is_none() && !context.deleted() {
+        // A context whose kernel starts with its first cell (a language's default context).
+        match sandbox
+            .start_context_kernel(context.language, &context.cwd)
+            .await
+        {
+            Ok(kernel) => *guard = Some(kernel),
+            Err(error) => {
+                lines.error("KernelStartError", error.message).await;
+                lines.end().await;
+                return;
+            }
+        }
+    }
     let Some(kernel) = guard.as_mut() else {
+        if *closed.borrow() {
+            lines
+                .cut("the sandbox was killed before this cell could run")
+                .await;
+            return;
+        }
         lines
             .error(
                 "ContextDeleted",
@@ -239,7 +285,8 @@ async fn run_cell(
                             tracing::warn!(message = %error.message, "cannot prepare a restarted kernel");
                         }
                     } else if !env.is_empty()
-                        && let Err(error) = restore_env_after_cell(kernel).await
+                        && let Err(error) =
+                            restore_env_after_cell(kernel, &env, &sandbox.base_env()).await
                     {
                         tracing::warn!(message = %error.message, "cannot restore the environment");
                     }
@@ -264,21 +311,21 @@ async fn run_cell(
         }
         Ended::SandboxKilled => {
             lines
-                .error(
-                    "SandboxKilled",
-                    "the sandbox was killed while this cell ran".into(),
-                )
-                .await;
-            lines.end().await;
+                .cut("the sandbox was killed while this cell ran")
+                .await
         }
     }
 }
 
-/// Sets the request's `env_vars` for one cell, remembering what they replace.
+/// Sets the request's `env_vars` for one cell; a Python kernel remembers what they replace.
 async fn set_env_for_cell(
     kernel: &mut crate::Kernel,
     env: &[(String, String)],
 ) -> Result<(), ApiError> {
+    let language = kernel.config().language;
+    if language != Language::Python {
+        return silently(kernel, &language.set_env_code(env)).await;
+    }
     let vars: Map<String, Value> = env
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
@@ -291,8 +338,27 @@ async fn set_env_for_cell(
     silently(kernel, &code).await
 }
 
-/// Puts back what [`set_env_for_cell`] replaced.
-async fn restore_env_after_cell(kernel: &mut crate::Kernel) -> Result<(), ApiError> {
+/// Puts back what [`set_env_for_cell`] replaced: a Python kernel its saved values, other
+/// kernels the sandbox's own environment (`base`), as E2B's server does.
+async fn restore_env_after_cell(
+    kernel: &mut crate::Kernel,
+    env: &[(String, String)],
+    base: &[(String, String)],
+) -> Result<(), ApiError> {
+    let language = kernel.config().language;
+    if language != Language::Python {
+        let (set, unset): (Vec<_>, Vec<_>) = env
+            .iter()
+            .map(|(name, _)| (name, base.iter().find(|(k, _)| k == name)))
+            .partition(|(_, base)| base.is_some());
+        let set: Vec<(String, String)> = set
+            .into_iter()
+            .filter_map(|(_, base)| base.cloned())
+            .collect();
+        let unset: Vec<&str> = unset.into_iter().map(|(name, _)| name.as_str()).collect();
+        let code = language.set_env_code(&set) + &language.unset_env_code(&unset);
+        return silently(kernel, &code).await;
+    }
     let code = "import os as __os\nfor __k, __v in __mcpgym_saved_env.items():\n    if __v is None:\n        __os.environ.pop(__k, None)\n    else:\n        __os.environ[__k] = __v\ndel __os, __mcpgym_saved_env\n";
     silently(kernel, code).await
 }
@@ -404,7 +470,7 @@ fn strip_quotes(text: &str) -> &str {
 fn context_info(context: &Context) -> ContextInfo {
     ContextInfo {
         id: context.id.clone(),
-        language: context.language.clone(),
+        language: context.language.as_str().to_owned(),
         cwd: context.cwd.clone(),
     }
 }
@@ -414,14 +480,14 @@ pub(crate) async fn create_context(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body: ContextRequest = parse_json(body)?;
-    check_language(body.language.as_deref())?;
+    let language = parse_language(body.language.as_deref())?;
     let cwd = body.cwd.unwrap_or_else(|| crate::jail::HOME.to_owned());
     if !cwd.starts_with('/') || cwd.split('/').any(|part| part == "..") {
         return Err(ApiError::bad_request(format!(
             "cwd {cwd:?} must be an absolute path without \"..\", e.g. /home/user/project"
         )));
     }
-    let context = sandbox.add_context(cwd).await?;
+    let context = sandbox.add_context(language, cwd).await?;
     Ok(Json(context_info(&context)).into_response())
 }
 

@@ -345,9 +345,13 @@ async fn dispatch(State(app): State<Arc<App>>, mut request: Request) -> Response
     {
         return data_plane_unauthorized();
     }
+    // E2B's proxy answers 502 for a sandbox that is gone, and its SDK reads exactly that as
+    // "not running" (for instance to say a sandbox was killed during a request).
     let sandbox = match app.registry.get(&id) {
         Ok(sandbox) => sandbox,
-        Err(error) => return error.into_response(),
+        Err(error) => {
+            return ApiError::new(StatusCode::BAD_GATEWAY, error.message).into_response();
+        }
     };
     if app.guard.has_token()
         && !app.guard.carries_token(request.headers())

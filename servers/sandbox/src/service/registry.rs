@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::jail::{HostUser, JailConfig, UidLease};
-use crate::kernel::{ExecutionStatus, Kernel, KernelConfig};
+use crate::kernel::{ExecutionStatus, Kernel, KernelConfig, Language, kernel_for};
 
 use super::ServiceConfig;
 use super::api_error::ApiError;
@@ -214,11 +214,38 @@ impl Drop for Place {
 /// One context: a kernel of its own, in the sandbox's home.
 pub(crate) struct Context {
     pub(crate) id: String,
-    pub(crate) language: String,
+    pub(crate) language: Language,
     pub(crate) cwd: String,
-    /// `None` once the context was deleted or the sandbox killed. The lock also queues
+    /// `None` before a lazily started context's first cell, and once the context was deleted
+    /// or the sandbox killed ([`Context::deleted`] tells which). The lock also queues
     /// executions of this context in arrival order (tokio's mutex is fair).
     pub(crate) kernel: tokio::sync::Mutex<Option<Kernel>>,
+    deleted: std::sync::atomic::AtomicBool,
+}
+
+impl Context {
+    fn new(language: Language, cwd: String, kernel: Option<Kernel>) -> Arc<Context> {
+        Arc::new(Context {
+            id: uuid::Uuid::new_v4().to_string(),
+            language,
+            cwd,
+            kernel: tokio::sync::Mutex::new(kernel),
+            deleted: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Whether the context was deleted or its sandbox killed.
+    pub(crate) fn deleted(&self) -> bool {
+        self.deleted.load(Ordering::SeqCst)
+    }
+
+    /// Shuts its kernel down for good.
+    async fn close(&self) {
+        self.deleted.store(true, Ordering::SeqCst);
+        if let Some(kernel) = self.kernel.lock().await.take() {
+            kernel.shutdown().await;
+        }
+    }
 }
 
 /// A command started with `process.Process/Start` that has not ended yet.
@@ -258,12 +285,22 @@ impl Sandbox {
         let now = SystemTime::now();
         let home = warm.kernel.home_dir();
         let user = warm.kernel.config().jail.run_as;
-        let default = Arc::new(Context {
-            id: uuid::Uuid::new_v4().to_string(),
-            language: "python".to_owned(),
-            cwd: crate::jail::HOME.to_owned(),
-            kernel: tokio::sync::Mutex::new(Some(warm.kernel)),
-        });
+        let default = Context::new(
+            Language::Python,
+            crate::jail::HOME.to_owned(),
+            Some(warm.kernel),
+        );
+        let mut contexts = vec![default];
+        // E2B's sandboxes start with a JavaScript context beside the Python one. Here its
+        // kernel starts with its first cell, so sandboxes that never run JavaScript pay nothing.
+        let python = config.runtime.python().to_string_lossy();
+        if kernel_for(Language::JavaScript, &python).is_ok() {
+            contexts.push(Context::new(
+                Language::JavaScript,
+                crate::jail::HOME.to_owned(),
+                None,
+            ));
+        }
         Sandbox {
             id: format!("i{}", &uuid::Uuid::new_v4().simple().to_string()[..19]),
             template_id: spec.template_id,
@@ -276,7 +313,7 @@ impl Sandbox {
             user,
             allow_network: spec.allow_network,
             env_vars: spec.env_vars,
-            contexts: Mutex::new(vec![default]),
+            contexts: Mutex::new(contexts),
             commands: Mutex::new(HashMap::new()),
             closed: watch::channel(false).0,
             config,
@@ -313,12 +350,32 @@ impl Sandbox {
     pub(crate) fn default_context(&self) -> Result<Arc<Context>, ApiError> {
         self.contexts()
             .into_iter()
-            .find(|c| c.language == "python")
+            .find(|c| c.language == Language::Python)
             .ok_or_else(|| {
                 ApiError::not_found(
                     "this sandbox has no Python context left; create one with POST /contexts",
                 )
             })
+    }
+
+    /// The context a request that names only a language runs in: the first of that language,
+    /// or a new one (its kernel started with its first cell), as E2B's server does.
+    pub(crate) fn language_context(&self, language: Language) -> Result<Arc<Context>, ApiError> {
+        self.check_language(language)?;
+        let mut contexts = self.contexts.lock().expect("sandbox lock");
+        if let Some(context) = contexts.iter().find(|c| c.language == language) {
+            return Ok(context.clone());
+        }
+        let context = Context::new(language, crate::jail::HOME.to_owned(), None);
+        contexts.push(context.clone());
+        Ok(context)
+    }
+
+    /// Refuses a language whose kernel this service cannot start, saying what to install.
+    pub(crate) fn check_language(&self, language: Language) -> Result<(), ApiError> {
+        kernel_for(language, &self.config.runtime.python().to_string_lossy())
+            .map(|_| ())
+            .map_err(|error| ApiError::bad_request(error.to_string()))
     }
 
     /// A jail configuration for another process of this sandbox (a context's kernel or a
@@ -340,32 +397,41 @@ impl Sandbox {
         jail
     }
 
-    /// Starts a kernel for a new context, in `cwd`.
-    pub(crate) async fn start_context_kernel(&self, cwd: &str) -> Result<Kernel, ApiError> {
+    /// Starts a kernel of `language` for a context, in `cwd`.
+    pub(crate) async fn start_context_kernel(
+        &self,
+        language: Language,
+        cwd: &str,
+    ) -> Result<Kernel, ApiError> {
         let mut config = KernelConfig::new(self.jail_config("c"));
         config.start_timeout = self.config.start_timeout;
         config.python = self.config.runtime.python().to_string_lossy().into_owned();
+        config.language = language;
         config.uid_pool = None;
-        let mut kernel = Kernel::start(config)
-            .await
-            .map_err(|error| ApiError::internal(format!("cannot start a kernel: {error}")))?;
+        let mut kernel = Kernel::start(config).await.map_err(|error| {
+            ApiError::internal(format!("cannot start a {language} kernel: {error}"))
+        })?;
         // The jail's environment already has the sandbox's variables.
         prepare_kernel(&mut kernel, cwd, &[]).await?;
         Ok(kernel)
     }
 
-    pub(crate) async fn add_context(&self, cwd: String) -> Result<Arc<Context>, ApiError> {
-        let kernel = self.start_context_kernel(&cwd).await?;
-        let context = Arc::new(Context {
-            id: uuid::Uuid::new_v4().to_string(),
-            language: "python".to_owned(),
-            cwd,
-            kernel: tokio::sync::Mutex::new(Some(kernel)),
-        });
+    /// The environment every process of the sandbox starts with (the service's defaults and
+    /// the sandbox's variables): what a cell's own variables are put back to afterwards.
+    pub(crate) fn base_env(&self) -> Vec<(String, String)> {
+        self.jail_config("c").env
+    }
+
+    pub(crate) async fn add_context(
+        &self,
+        language: Language,
+        cwd: String,
+    ) -> Result<Arc<Context>, ApiError> {
+        self.check_language(language)?;
+        let kernel = self.start_context_kernel(language, &cwd).await?;
+        let context = Context::new(language, cwd, Some(kernel));
         if *self.closed.borrow() {
-            if let Some(kernel) = context.kernel.lock().await.take() {
-                kernel.shutdown().await;
-            }
+            context.close().await;
             return Err(ApiError::unknown_sandbox(&self.id));
         }
         self.contexts
@@ -384,9 +450,7 @@ impl Sandbox {
                 .ok_or_else(|| ApiError::not_found(format!("Context {id} not found")))?;
             contexts.remove(index)
         };
-        if let Some(kernel) = context.kernel.lock().await.take() {
-            kernel.shutdown().await;
-        }
+        context.close().await;
         Ok(())
     }
 
@@ -398,9 +462,7 @@ impl Sandbox {
         let _ = self.closed.send(true);
         let contexts = std::mem::take(&mut *self.contexts.lock().expect("sandbox lock"));
         for context in contexts {
-            if let Some(kernel) = context.kernel.lock().await.take() {
-                kernel.shutdown().await;
-            }
+            context.close().await;
         }
         remove_root(self.root.clone()).await;
     }
@@ -413,35 +475,21 @@ pub(crate) async fn prepare_kernel(
     cwd: &str,
     env: &[(String, String)],
 ) -> Result<(), ApiError> {
-    let mut code = String::new();
-    if !env.is_empty() {
-        let vars: Map<String, Value> = env
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        // A JSON object of strings is also a Python dict literal.
-        code.push_str(&format!(
-            "import os as __os\n__os.environ.update({})\n",
-            Value::Object(vars)
-        ));
-    }
+    let language = kernel.config().language;
+    let mut code = language.set_env_code(env);
     if cwd != crate::jail::HOME {
-        let cwd_literal = Value::String(cwd.to_owned());
-        code.push_str(&format!(
-            "import os as __os\n__os.makedirs({cwd_literal}, exist_ok=True)\n__os.chdir({cwd_literal})\n"
-        ));
+        code.push_str(&language.chdir_code(cwd));
     }
     if code.is_empty() {
         return Ok(());
     }
-    code.push_str("del __os\n");
     let run = kernel
         .execute_silently(&code, Duration::from_secs(10))
         .await
         .map_err(|error| ApiError::internal(format!("cannot reach the kernel: {error}")))?;
     if run.status != ExecutionStatus::Ok {
         return Err(ApiError::bad_request(format!(
-            "cannot prepare the kernel (working directory {cwd:?}): {:?}; give a directory under /home/user or /tmp",
+            "cannot prepare the kernel (working directory {cwd:?}): {:?}; give a directory the sandbox's user may write, under /home/user, /root or /tmp",
             run.error()
         )));
     }
