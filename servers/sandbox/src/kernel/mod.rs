@@ -730,15 +730,13 @@ async fn write_run_file(config: &KernelConfig, name: &str, contents: &[u8]) -> R
     .expect("writing a run file panicked")
 }
 
-/// Writes the kernel's connection file into the run directory, readable by the jail's user.
+/// Empties the run directory, then writes the kernel's connection file into it, readable by
+/// the jail's user.
 async fn write_connection_file(
     config: &KernelConfig,
     info: &jupyter_protocol::connection_info::ConnectionInfo,
 ) -> Result<()> {
     let run_dir = config.jail.run_dir();
-    let path = run_dir.join(CONNECTION_FILE);
-    let text = serde_json::to_vec_pretty(info).expect("a connection info always serializes");
-    let run_as = config.jail.run_as;
     tokio::task::spawn_blocking(move || -> Result<()> {
         // Sockets of a previous kernel would make us connect before the new one has bound.
         let entries = std::fs::read_dir(&run_dir).map_err(|e| Error::io("list", &run_dir, e))?;
@@ -746,13 +744,10 @@ async fn write_connection_file(
             let stale = entry.path();
             std::fs::remove_file(&stale).map_err(|e| Error::io("remove", &stale, e))?;
         }
-        std::fs::write(&path, text).map_err(|e| Error::io("write", &path, e))?;
-        if let Some(user) = run_as {
-            std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
-                .map_err(|e| Error::io("chown", &path, e))?;
-        }
         Ok(())
     })
     .await
-    .expect("writing the connection file panicked")
+    .expect("emptying the run directory panicked")?;
+    let text = serde_json::to_vec_pretty(info).expect("a connection info always serializes");
+    write_run_file(config, CONNECTION_FILE, &text).await
 }
