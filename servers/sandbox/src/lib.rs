@@ -1,10 +1,10 @@
-//! The lowest layer of the mcpgym sandbox service: IPython kernels in bubblewrap jails, spoken
-//! to from Rust over ZMQ (pure Rust, no libzmq).
+//! The lowest layer of the mcpgym sandbox service: Jupyter kernels (Python, JavaScript and
+//! TypeScript, R, Bash) in bubblewrap jails, spoken to from Rust over ZMQ (pure Rust, no libzmq).
 //!
 //! - [`jail`]: one sandbox's jail: no network, read-only system, private `/home/user` and
 //!   `/tmp`, own PID namespace, uid 1000, rlimits and (where writable) cgroups.
-//! - [`kernel`]: an IPython kernel in such a jail: start, [`Kernel::execute`] with a timeout
-//!   (interrupt, then kill and restart), interrupt, restart, shutdown.
+//! - [`kernel`]: a kernel in such a jail: start, [`Kernel::execute`] with a timeout
+//!   (interrupt, then kill and restart), interrupt, restart, shutdown; [`Language`] says which.
 //! - [`service`]: the E2B-compatible HTTP service over them (control plane, code
 //!   interpreter, envd subset) with a warm pool and server-side deadlines.
 //! - [`runtime`]: the Python prefix every jail runs on, bound read-only (a venv of its own,

@@ -1,4 +1,6 @@
-//! One IPython kernel in its own jail, driven over ZMQ.
+//! One Jupyter kernel in its own jail, driven over ZMQ: IPython by default, or the kernel of
+//! another [`Language`] (Deno for JavaScript and TypeScript, IRkernel for R, a bash behind
+//! IPython for Bash) set in [`KernelConfig::language`].
 //!
 //! ```no_run
 //! # async fn demo() -> mcpgym_sandbox::Result<()> {
