@@ -611,3 +611,32 @@ async fn an_existing_display_serves_one_episode_at_a_time() {
     let (_, next) = episode(&server, XTERM_TASK).await;
     assert_eq!(screenshot(&next).await.dimensions(), (1024, 768));
 }
+
+/// The window manager runs outside the jail: the desktop's background must offer no menu
+/// (Debian's root menu opens where the pointer is, its first entries a terminal and a browser
+/// started outside the jail).
+#[tokio::test]
+async fn the_background_offers_no_menu_that_starts_programs() {
+    let server = HttpServer::start(&["desktop", "--max-turns", "1000"]);
+    let (_, client) = episode(&server, XTERM_TASK).await;
+    let before = screenshot(&client).await;
+    // A corner of the background, away from the task's centred window. A menu, or a window
+    // it started, covers thousands of pixels; the screenshot each action returns shows it.
+    for button in ["right_click", "middle_click"] {
+        let clicked = act(&client, button, json!({"coordinate": [4, 640]})).await;
+        assert!(!is_error(&clicked), "{}", text(&clicked));
+        let changed = differing_pixels(&before, &images(&clicked)[0]);
+        assert!(
+            changed < 2_000,
+            "{button}: {changed} pixels changed: a menu appeared"
+        );
+        // Where the menu's first entry ("Terminal emulator") would be.
+        act(&client, "left_click", json!({"coordinate": [40, 650]})).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let changed = differing_pixels(&before, &screenshot(&client).await);
+    assert!(
+        changed < 2_000,
+        "{changed} pixels changed: a window appeared"
+    );
+}

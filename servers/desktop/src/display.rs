@@ -30,6 +30,14 @@ pub enum DisplayError {
     /// Xvfb started but never announced a display.
     #[error("Xvfb did not start: {0}")]
     Xvfb(String),
+    /// The window manager's configuration could not be written to the episode's folder.
+    #[error("cannot write the window manager's configuration {path}: {source}")]
+    WindowManagerConfig {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A display name that is not `:N`.
     #[error("invalid display {0:?}: give it as :N (e.g. :0)")]
     BadName(String),
@@ -51,6 +59,28 @@ impl Default for DisplayPrograms {
             window_manager: Some("openbox".into()),
         }
     }
+}
+
+/// Openbox's configuration for an episode's display: it runs outside the jail, so it offers
+/// no menu or key binding that starts a program (see the file's comment).
+const OPENBOX_RC: &str = include_str!("openbox-rc.xml");
+const OPENBOX_EMPTY_MENU: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<openbox_menu xmlns=\"http://openbox.org/3.4/menu\"/>\n";
+
+/// Writes the window manager's configuration and its empty menu into `scratch`, returning the
+/// configuration's path.
+async fn write_window_manager_config(scratch: &Path) -> Result<PathBuf, DisplayError> {
+    let menu = scratch.join("openbox-menu.xml");
+    let rc = scratch.join("openbox-rc.xml");
+    let rc_text = OPENBOX_RC.replace("@MENU@", &menu.to_string_lossy());
+    for (path, text) in [(&menu, OPENBOX_EMPTY_MENU), (&rc, rc_text.as_str())] {
+        tokio::fs::write(path, text)
+            .await
+            .map_err(|source| DisplayError::WindowManagerConfig {
+                path: path.clone(),
+                source,
+            })?;
+    }
+    Ok(rc)
 }
 
 /// A running X display: either one this process started (and stops when dropped) or an
@@ -87,6 +117,8 @@ impl Display {
             Some(program) => Some(
                 unprivileged(&mut Command::new(program), run_as)
                     .arg("--sm-disable")
+                    .arg("--config-file")
+                    .arg(write_window_manager_config(scratch).await?)
                     .env_clear()
                     .env("DISPLAY", &name)
                     .env("HOME", scratch)
