@@ -41,8 +41,14 @@ def test_javascript_prints_imports_and_awaits(sandbox: Sandbox) -> None:
 
 
 def test_javascript_keeps_state_and_reports_errors(sandbox: Sandbox) -> None:
+    default = next(c for c in sandbox.list_code_contexts() if c.language == "javascript")
+    # Restarting the listed context before its first cell is allowed (it is fresh anyway).
+    sandbox.restart_code_context(default)
     sandbox.run_code("globalThis.counter = 41", language="js")
     assert sandbox.run_code("counter + 1", language="js").text == "42"
+    sandbox.restart_code_context(default)
+    assert sandbox.run_code("typeof counter", language="js").text == "undefined"
+    sandbox.run_code("globalThis.counter = 41", language="js")
     failed = sandbox.run_code("notDefinedAnywhere + 1", language="js")
     assert failed.error is not None
     assert "notDefinedAnywhere" in failed.error.value

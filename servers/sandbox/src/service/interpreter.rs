@@ -505,7 +505,11 @@ pub(crate) async fn restart_context(
     let context = sandbox.context(&id)?;
     let mut guard = context.kernel.lock().await;
     let Some(kernel) = guard.as_mut() else {
-        return Err(ApiError::not_found(format!("Context {id} not found")));
+        if context.deleted() {
+            return Err(ApiError::not_found(format!("Context {id} not found")));
+        }
+        // Listed but not started yet (a language's default context): already fresh.
+        return Ok(Json(Value::Null).into_response());
     };
     kernel
         .restart()
