@@ -92,20 +92,7 @@ async fn sandbox_phase(creates: usize) -> anyhow::Result<()> {
     let mut latencies = Vec::with_capacity(creates);
     for _ in 0..creates {
         let started = Instant::now();
-        let (status, body) = client
-            .send(
-                Method::POST,
-                "/sandboxes",
-                &[],
-                Bytes::from_static(br#"{"templateID": "code-interpreter-v1", "timeout": 300}"#),
-            )
-            .await?;
-        if status != StatusCode::CREATED {
-            bail!(
-                "create failed with HTTP {status}: {}",
-                String::from_utf8_lossy(&body)
-            );
-        }
+        create_sandbox(&client).await?;
         latencies.push(started.elapsed().as_micros() as u32);
     }
     let after = tree_kib(pid, Memory::Rss);
@@ -123,6 +110,26 @@ async fn sandbox_phase(creates: usize) -> anyhow::Result<()> {
         after as f64 / 1024.0 / creates.max(1) as f64
     );
     Ok(())
+}
+
+/// `POST /sandboxes` for a code-interpreter sandbox that lives ten minutes: the created
+/// sandbox's JSON, or why not.
+async fn create_sandbox(client: &ControlClient) -> anyhow::Result<Bytes> {
+    let (status, body) = client
+        .send(
+            Method::POST,
+            "/sandboxes",
+            &[],
+            Bytes::from_static(br#"{"templateID": "code-interpreter-v1", "timeout": 600}"#),
+        )
+        .await?;
+    if status != StatusCode::CREATED {
+        bail!(
+            "create failed with HTTP {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    Ok(body)
 }
 
 /// `1+1` through MCP one call at a time, then cells from several episodes at once.
@@ -197,21 +204,7 @@ async fn idle_memory_phase(sandboxes: usize) -> anyhow::Result<()> {
     let before = tree_kib(pid, Memory::Pss);
     let body = serde_json::to_vec(&json!({ "code": IMPORT_RUNTIME }))?;
     for _ in 0..sandboxes {
-        let (status, created) = client
-            .send(
-                Method::POST,
-                "/sandboxes",
-                &[],
-                Bytes::from_static(br#"{"templateID": "code-interpreter-v1", "timeout": 600}"#),
-            )
-            .await?;
-        if status != StatusCode::CREATED {
-            bail!(
-                "create failed with HTTP {status}: {}",
-                String::from_utf8_lossy(&created)
-            );
-        }
-        let created: serde_json::Value = serde_json::from_slice(&created)?;
+        let created: serde_json::Value = serde_json::from_slice(&create_sandbox(&client).await?)?;
         let id = created["sandboxID"]
             .as_str()
             .context("no sandboxID")?
