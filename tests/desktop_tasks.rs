@@ -9,7 +9,7 @@ use mcpgym_desktop::tasks::{DemoStep, DesktopTask, catalog};
 use serde_json::{Value, json};
 
 /// The tool call a demo step becomes.
-fn demo_call(step: &DemoStep) -> (&'static str, Value) {
+pub(crate) fn demo_call(step: &DemoStep) -> (&'static str, Value) {
     match step {
         DemoStep::Type(text) => ("type", json!({ "text": text })),
         DemoStep::Key(keys) => ("key", json!({ "text": keys })),
@@ -17,7 +17,7 @@ fn demo_call(step: &DemoStep) -> (&'static str, Value) {
     }
 }
 
-async fn episode(server: &HttpServer, task: &str) -> Client {
+pub(crate) async fn episode(server: &HttpServer, task: &str) -> Client {
     let id = server
         .create(NewEpisode::default().env("desktop").task(task))
         .await
@@ -26,7 +26,10 @@ async fn episode(server: &HttpServer, task: &str) -> Client {
 }
 
 /// Plays a task twice: untouched (must fail) and solved by its demo (must pass).
-async fn check_task(server: Arc<HttpServer>, task: &'static DesktopTask) -> Result<(), String> {
+pub(crate) async fn check_task(
+    server: Arc<HttpServer>,
+    task: Arc<DesktopTask>,
+) -> Result<(), String> {
     let untouched = episode(&server, &task.id).await;
     let done = act(&untouched, "terminate", json!({"status": "success"})).await;
     let first = step(&done);
@@ -68,14 +71,14 @@ async fn every_task_fails_untouched_and_passes_after_its_demo() {
         "1000",
         "--no-action-screenshots",
     ]));
-    let tasks: Vec<&'static DesktopTask> = catalog().iter().collect();
+    let tasks: Vec<Arc<DesktopTask>> = catalog().iter().cloned().map(Arc::new).collect();
     assert!(tasks.len() >= 20);
     // A few desktops at a time: enough to overlap start-up, few enough for two cores.
     let mut failures = Vec::new();
     for chunk in tasks.chunks(3) {
         let runs: Vec<_> = chunk
             .iter()
-            .map(|task| tokio::spawn(check_task(server.clone(), task)))
+            .map(|task| tokio::spawn(check_task(server.clone(), task.clone())))
             .collect();
         for run in runs {
             if let Err(message) = run.await.unwrap() {

@@ -5,6 +5,7 @@ mod common;
 
 mod bench;
 mod control_plane;
+mod desktop_families;
 mod desktop_mcp;
 mod desktop_tasks;
 mod escape;

@@ -30,8 +30,8 @@ use crate::display::DisplayError;
 use crate::grading::{DesktopSnapshot, Grade, grade};
 use crate::input::plan;
 use crate::scale::{ScaleMode, Scaling, Size};
-use crate::session::{Desktop, DesktopConfig, DisplayChoice, JAIL_HOME};
-use crate::tasks::{self, DesktopTask};
+use crate::session::{Desktop, DesktopConfig, DisplayChoice, JAIL_HOME, Setup};
+use crate::tasks::{DesktopTask, DesktopTasks};
 use crate::tools::{ActionSpace, table};
 use crate::worker::{Reply, Request, WorkerError};
 
@@ -115,7 +115,7 @@ for, call terminate(status): the desktop itself (files, window titles, clipboard
 pub struct DesktopEnv {
     config: DesktopEnvConfig,
     tools: Arc<ToolTable<DesktopEpisode>>,
-    tasks: TaskSet,
+    tasks: DesktopTasks,
     /// One episode at a time on an existing display.
     exclusive: Option<Arc<Semaphore>>,
 }
@@ -123,11 +123,16 @@ pub struct DesktopEnv {
 impl DesktopEnv {
     /// The environment with the built-in tasks.
     pub fn new(config: DesktopEnvConfig) -> Self {
+        Self::with_tasks(config, DesktopTasks::builtin())
+    }
+
+    /// The environment serving `tasks`.
+    pub fn with_tasks(config: DesktopEnvConfig, tasks: DesktopTasks) -> Self {
         let exclusive = matches!(config.desktop.display, DisplayChoice::Existing(_))
             .then(|| Arc::new(Semaphore::new(1)));
         Self {
             tools: Arc::new(table(config.action_space, config.allow_shell)),
-            tasks: tasks::task_set(),
+            tasks,
             exclusive,
             config,
         }
@@ -135,7 +140,7 @@ impl DesktopEnv {
 
     async fn start_episode(&self, spec: &EpisodeSpec) -> Result<DesktopEpisode, StartError> {
         let options: DesktopOptions = spec.options("desktop")?;
-        let task = tasks::task(&spec.task).ok_or_else(|| {
+        let task = self.tasks.get(&spec.task).ok_or_else(|| {
             StartError::InvalidOptions(format!("unknown desktop task {:?}", spec.task))
         })?;
         let permit = match &self.exclusive {
@@ -148,13 +153,20 @@ impl DesktopEnv {
         };
         let name = format!("{:016x}", spec.rng().next_u64() ^ unique());
         let started = std::time::Instant::now();
-        let mut desktop = Desktop::start(&self.config.desktop, &name, &task.files(), task.launch())
+        let files = task.files();
+        let setup = Setup {
+            files: &files,
+            pages: task.pages(),
+            command: task.setup(),
+            apps: task.launch(),
+        };
+        let mut desktop = Desktop::start(&self.config.desktop, &name, setup)
             .await
             .map_err(|error| StartError::Unavailable(format!("cannot start a desktop: {error}")))?;
         let display_ready = started.elapsed();
         wait_for_windows(&mut desktop, task.launch().len()).await;
         tracing::debug!(
-            task = task.id,
+            task = %task.id,
             display = desktop.display_name(),
             ?display_ready,
             windows_ready = ?started.elapsed(),
@@ -214,7 +226,7 @@ impl Environment for DesktopEnv {
     }
 
     fn tasks(&self) -> &TaskSet {
-        &self.tasks
+        self.tasks.set()
     }
 
     fn tools(&self) -> &[Tool] {
@@ -241,7 +253,7 @@ impl Environment for DesktopEnv {
 pub struct DesktopEpisode {
     tools: Arc<ToolTable<DesktopEpisode>>,
     desktop: Option<Desktop>,
-    task: &'static DesktopTask,
+    task: Arc<DesktopTask>,
     scaling: Scaling,
     settle: Option<Duration>,
     reward: RewardMode,
@@ -378,8 +390,9 @@ impl DesktopEpisode {
             home: desktop.home().to_path_buf(),
             window_titles,
             clipboard: desktop.clipboard().await,
+            page_requests: desktop.page_requests(),
         };
-        grade(self.task, &snapshot).await
+        grade(&self.task, &snapshot).await
     }
 
     /// The terminal reward for a grade.
@@ -504,7 +517,7 @@ impl DesktopEpisode {
             }
             Failure::Worker(error) => self.with_prompt(StepOutcome::error(error.to_string())),
             Failure::DisplayGone(message) => {
-                tracing::warn!(task = self.task.id, %message, "an episode's display stopped");
+                tracing::warn!(task = %self.task.id, %message, "an episode's display stopped");
                 // The environment failed, not the agent: aborted, so trainers can drop it.
                 let outcome = StepOutcome::abort(format!(
                     "The desktop's display stopped working ({message}); the episode is over and was not graded. Start a new episode."

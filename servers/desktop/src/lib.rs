@@ -4,11 +4,14 @@
 //! the desktop's real state (files, window titles, the clipboard) when it ends.
 
 pub mod action;
+pub mod apps;
 pub mod display;
 pub mod env;
+pub mod families;
 pub mod grading;
 pub mod input;
 pub mod keys;
+pub mod pages;
 pub mod scale;
 pub mod session;
 pub mod spaces;

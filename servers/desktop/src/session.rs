@@ -11,12 +11,18 @@ use mcpgym_jail::{Bind, HostUser, Jail, JailConfig, Limits, Output, UidLease, Ui
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use crate::apps::{self, AppContext};
 use crate::display::{Display, DisplayError, DisplayPrograms};
+use crate::pages::{PageRequest, PageServer};
 use crate::scale::Size;
+use crate::tasks::Page;
 use crate::worker::{Reply, Request, WorkerClient, WorkerCommand, WorkerError};
 
 /// Where the episode's home appears inside the application jail.
 pub const JAIL_HOME: &str = mcpgym_jail::HOME;
+
+/// How long a task's setup command may run.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How much of the start and of the end of each `run_command` stream is kept.
 const COMMAND_OUTPUT_KEEP: usize = 32 * 1024;
@@ -124,6 +130,25 @@ pub enum DesktopError {
     /// The jail could not be prepared or started.
     #[error(transparent)]
     Jail(#[from] mcpgym_jail::Error),
+    /// The task's setup command failed.
+    #[error("the task's setup command {reason}")]
+    Setup {
+        /// What went wrong, with the command's output.
+        reason: String,
+    },
+}
+
+/// What an episode's desktop starts with.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Setup<'a> {
+    /// Files written into the home, as (path relative to home, contents).
+    pub files: &'a [(&'a str, &'a [u8])],
+    /// Pages the episode's page server serves (none: no page server).
+    pub pages: &'a [Page],
+    /// A shell command run in the jail, in the home, before the applications start.
+    pub command: Option<&'a str>,
+    /// The applications to start, in order (see [`crate::apps`]).
+    pub apps: &'a [Vec<String>],
 }
 
 /// What a command run in the desktop's jail printed.
@@ -157,18 +182,19 @@ pub struct Desktop {
     home: PathBuf,
     screen: Size,
     jail: JailConfig,
+    pages: Option<PageServer>,
     // Released (dropped) only after everything running as the uid is gone.
     lease: Option<UidLease>,
 }
 
 impl Desktop {
-    /// Makes the episode's folder (`<root>/<name>/home`), writes `files` into the home, starts
-    /// the display and the worker, and launches `apps` in the jail.
+    /// Makes the episode's folder (`<root>/<name>/home`), writes the setup's files into the
+    /// home, starts its page server, the display and the worker, runs its command and
+    /// launches its applications in the jail.
     pub async fn start(
         config: &DesktopConfig,
         name: &str,
-        files: &[(&str, &str)],
-        apps: &[Vec<String>],
+        setup: Setup<'_>,
     ) -> Result<Self, DesktopError> {
         let lease = if mcpgym_jail::running_as_root() {
             let pool = UidPool::default();
@@ -185,7 +211,7 @@ impl Desktop {
         };
         let folder = config.root.join(name);
         let jail = jail_config(config, &folder, lease.as_ref().map(UidLease::user));
-        let started = Self::start_in(config, jail, lease, files, apps).await;
+        let started = Self::start_in(config, jail, lease, setup).await;
         if started.is_err() {
             remove_folder(folder).await;
         }
@@ -196,8 +222,7 @@ impl Desktop {
         config: &DesktopConfig,
         mut jail: JailConfig,
         lease: Option<UidLease>,
-        files: &[(&str, &str)],
-        apps: &[Vec<String>],
+        setup: Setup<'_>,
     ) -> Result<Self, DesktopError> {
         let (folder, home) = (jail.root.clone(), jail.home_dir());
         let user = jail.run_as;
@@ -212,9 +237,23 @@ impl Desktop {
                 source,
             })?;
         chown(&scratch, user)?;
-        for (relative, text) in files {
-            write_home_file(&home, relative, text, user).await?;
+        for (relative, contents) in setup.files {
+            write_home_file(&home, relative, contents, user).await?;
         }
+        let pages = if setup.pages.is_empty() {
+            None
+        } else {
+            let socket = folder.join("page.sock");
+            Some(
+                PageServer::start(&socket, setup.pages, user)
+                    .await
+                    .map_err(|source| DesktopError::Io {
+                        action: "serve pages on",
+                        path: socket,
+                        source,
+                    })?,
+            )
+        };
         let started = std::time::Instant::now();
         let display = match &config.display {
             DisplayChoice::Virtual(size) => {
@@ -240,6 +279,7 @@ impl Desktop {
                 height: 0,
             },
             jail,
+            pages,
             lease,
         };
         tracing::debug!(elapsed = ?started.elapsed(), "display and worker started");
@@ -261,6 +301,25 @@ impl Desktop {
         if desktop.display.is_virtual() && config.programs.window_manager.is_some() {
             desktop.wait_for_window_manager().await;
         }
+        if let Some(command) = setup.command {
+            let failure = match desktop.run_command(command, SETUP_TIMEOUT).await {
+                Ok(out) if out.exit_code == Some(0) => None,
+                Ok(out) if out.timed_out => Some(format!(
+                    "did not finish within {} s",
+                    SETUP_TIMEOUT.as_secs()
+                )),
+                Ok(out) => Some(format!(
+                    "exited with {:?}: {}{}",
+                    out.exit_code, out.stdout, out.stderr
+                )),
+                Err(e) => Some(format!("could not start: {e}")),
+            };
+            if let Some(reason) = failure {
+                desktop.stop().await;
+                return Err(DesktopError::Setup { reason });
+            }
+        }
+        let apps = setup.apps;
         for (index, argv) in apps.iter().enumerate() {
             let windows_before = desktop.window_count().await;
             if let Err(e) = desktop.launch(argv).await {
@@ -350,13 +409,33 @@ impl Desktop {
         self.worker.request(request).await
     }
 
-    /// Starts an application in the jail, in the background.
+    /// What the episode's page server has received so far (empty without one).
+    pub fn page_requests(&self) -> Vec<PageRequest> {
+        self.pages
+            .as_ref()
+            .map(PageServer::requests)
+            .unwrap_or_default()
+    }
+
+    /// Starts an application in the jail, in the background, set up as [`crate::apps`]
+    /// says.
     pub async fn launch(&mut self, argv: &[String]) -> Result<(), DesktopError> {
         if argv.is_empty() {
             return Ok(());
         }
-        let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
-        let jail = Jail::spawn_with(&self.jail, &argv, Output::Null).await?;
+        let context = AppContext {
+            folder: &self.folder,
+            home: &self.home,
+            user: self.jail.run_as,
+            page_socket: self.pages.as_ref().map(PageServer::socket),
+        };
+        let prepared = apps::prepare(argv, &context).await?;
+        let mut jail = self.jail.clone();
+        jail.binds.extend(prepared.binds);
+        jail.env.extend(prepared.env);
+        jail.limits.unlimited_address_space |= prepared.unlimited_address_space;
+        let argv: Vec<OsString> = prepared.argv.iter().map(OsString::from).collect();
+        let jail = Jail::spawn_with(&jail, &argv, Output::Null).await?;
         self.apps.push(jail);
         Ok(())
     }
@@ -423,11 +502,15 @@ impl Desktop {
             worker,
             apps,
             folder,
+            pages,
             lease,
             ..
         } = self;
         for mut app in apps {
             app.kill().await;
+        }
+        if let Some(pages) = pages {
+            pages.stop().await;
         }
         worker.stop().await;
         display.stop().await;
@@ -493,7 +576,7 @@ fn chown(path: &Path, user: Option<HostUser>) -> Result<(), DesktopError> {
 async fn write_home_file(
     home: &Path,
     relative: &str,
-    text: &str,
+    contents: &[u8],
     user: Option<HostUser>,
 ) -> Result<(), DesktopError> {
     let path = Path::new(relative);
@@ -515,7 +598,7 @@ async fn write_home_file(
                 source,
             })?;
     }
-    tokio::fs::write(&target, text)
+    tokio::fs::write(&target, contents)
         .await
         .map_err(|source| DesktopError::Io {
             action: "write",
@@ -590,11 +673,13 @@ mod tests {
     async fn task_files_stay_inside_the_home() {
         let dir = std::env::temp_dir().join(format!("mcpgym-desktop-test.{}", std::process::id()));
         let home = dir.join("home");
-        write_home_file(&home, "a/b.txt", "hi", None).await.unwrap();
+        write_home_file(&home, "a/b.txt", b"hi", None)
+            .await
+            .unwrap();
         assert_eq!(std::fs::read_to_string(home.join("a/b.txt")).unwrap(), "hi");
         for bad in ["", "/etc/passwd", "../x", "a/../../x"] {
             assert!(matches!(
-                write_home_file(&home, bad, "x", None).await,
+                write_home_file(&home, bad, b"x", None).await,
                 Err(DesktopError::BadPath(_))
             ));
         }

@@ -59,7 +59,7 @@
 //!   focused), Ctrl+X / Ctrl+C then Ctrl+V in another folder moves or copies.
 
 use std::collections::HashSet;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use mcpgym_env::{Split, TaskSet};
 use serde::Deserialize;
@@ -83,6 +83,14 @@ pub enum App {
     Calculator,
     /// `pcmanfm`, a file manager.
     FileManager,
+    /// Chromium, a web browser, on the task's local pages.
+    Browser,
+    /// LibreOffice Calc, a spreadsheet.
+    Calc,
+    /// LibreOffice Writer, a word processor.
+    Writer,
+    /// LibreOffice Impress, a presentation editor.
+    Impress,
 }
 
 /// One step of a scripted, keyboard-only solution. There are no coordinates, so a demo does
@@ -102,14 +110,68 @@ pub enum DemoStep {
     Wait(u32),
 }
 
-/// A file the desktop starts with.
+/// A file the desktop starts with. In a task file: `{"path": "notes.txt", "text": "…"}` or
+/// `{"path": "report.xlsx", "base64": "UEsDB…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "HomeFileJson")]
+pub struct HomeFile {
+    /// Relative to home; parent folders are created.
+    pub path: String,
+    /// The file's contents.
+    pub contents: Vec<u8>,
+}
+
+/// A [`HomeFile`] as written in JSON: exactly one of `text` and `base64`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HomeFileJson {
+    path: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    base64: Option<String>,
+}
+
+impl TryFrom<HomeFileJson> for HomeFile {
+    type Error = String;
+
+    fn try_from(json: HomeFileJson) -> Result<Self, String> {
+        use base64::Engine as _;
+        let contents = match (json.text, json.base64) {
+            (Some(text), None) => text.into_bytes(),
+            (None, Some(encoded)) => base64::engine::general_purpose::STANDARD
+                .decode(encoded.trim())
+                .map_err(|e| format!("file {:?}: base64 that does not decode: {e}", json.path))?,
+            _ => {
+                return Err(format!(
+                    "file {:?} needs exactly one of \"text\" and \"base64\"",
+                    json.path
+                ));
+            }
+        };
+        Ok(HomeFile {
+            path: json.path,
+            contents,
+        })
+    }
+}
+
+/// A page the task's own web server serves to the desktop's browser, at
+/// `http://127.0.0.1:8000/<path>` inside the browser's jail. The server runs in the
+/// environment's process, outside the jail: what it receives (form posts, downloads, visits)
+/// is what web graders read, and the agent cannot touch that record.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct HomeFile {
-    /// Relative to home; parent folders are created.
-    path: String,
-    /// The file's text.
-    text: String,
+pub struct Page {
+    /// The URL path without the leading `/` (`index.html`, `files/report.csv`); `index.html`
+    /// is also served at `/`.
+    pub path: String,
+    /// The body, as text.
+    pub body: String,
+    /// The `Content-Type`; by default from the path's extension (`.html`, `.css`, `.js`,
+    /// `.csv`, `.txt`, `.json`), else `application/octet-stream`.
+    #[serde(default)]
+    pub content_type: Option<String>,
 }
 
 /// One desktop task. Only its public face (id, split, instruction) is a public field; the
@@ -126,21 +188,29 @@ pub struct DesktopTask {
     /// What the agent is told: exactly what to produce (names, text), never how it is checked.
     pub instruction: String,
     /// The application the task is mainly about.
-    app: App,
+    pub(crate) app: App,
     /// Files written into the home folder before the applications start.
     #[serde(default)]
-    files: Vec<HomeFile>,
+    pub(crate) files: Vec<HomeFile>,
+    /// Pages the episode's web server serves to the browser (see [`Page`]).
+    #[serde(default)]
+    pub(crate) pages: Vec<Page>,
+    /// A shell command run in the jail, in the home folder, after the files are written and
+    /// before the applications start; a failing command fails the episode's start.
+    #[serde(default)]
+    pub(crate) setup: Option<String>,
     /// The applications to start, in order, each an argv run with the working directory at
-    /// home.
-    launch: Vec<Vec<String>>,
+    /// home. `chromium URL` and `libreoffice --calc|--writer|--impress [FILE]` start those
+    /// applications as the [`crate::apps`] module sets them up.
+    pub(crate) launch: Vec<Vec<String>>,
     /// The grader: every check must pass. Secret.
-    checks: Vec<Check>,
+    pub(crate) checks: Vec<Check>,
     /// A keyboard-only reference solution, played once the windows are up. Secret.
     #[serde(default)]
-    demo: Vec<DemoStep>,
+    pub(crate) demo: Vec<DemoStep>,
     /// Why the demo does what it does, for whoever maintains the task; never used at run time.
     #[serde(default, rename = "notes")]
-    _notes: Option<String>,
+    pub(crate) _notes: Option<String>,
 }
 
 /// Why a task file was refused.
@@ -172,7 +242,7 @@ impl DesktopTask {
         Ok(task)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if self.id.trim().is_empty() {
             return Err("the id is empty".into());
         }
@@ -193,6 +263,13 @@ impl DesktopTask {
         }
         if self.launch.iter().any(Vec::is_empty) {
             return Err("an application's argv is empty".into());
+        }
+        let mut served = HashSet::new();
+        for page in &self.pages {
+            crate::pages::validate_page_path(&page.path).map_err(|e| format!("page {e}"))?;
+            if !served.insert(page.path.as_str()) {
+                return Err(format!("page {:?} is served twice", page.path));
+            }
         }
         Ok(())
     }
@@ -215,11 +292,21 @@ impl DesktopTask {
         &self.demo
     }
 
-    /// The files the desktop starts with, as (path relative to home, text).
-    pub(crate) fn files(&self) -> Vec<(&str, &str)> {
+    /// The pages the episode's web server serves.
+    pub fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    /// The setup command, if any.
+    pub fn setup(&self) -> Option<&str> {
+        self.setup.as_deref()
+    }
+
+    /// The files the desktop starts with, as (path relative to home, contents).
+    pub(crate) fn files(&self) -> Vec<(&str, &[u8])> {
         self.files
             .iter()
-            .map(|f| (f.path.as_str(), f.text.as_str()))
+            .map(|f| (f.path.as_str(), f.contents.as_slice()))
             .collect()
     }
 
@@ -313,6 +400,72 @@ pub fn task_set() -> TaskSet {
             .collect::<Vec<_>>()
     };
     TaskSet::new(ids(Split::Train), ids(Split::Test))
+}
+
+/// The tasks an environment serves: the built-in ones (the fixed tasks and every family's
+/// instances, `<family>/<n>`), or a list of one's own (`--tasks FILE`).
+#[derive(Debug, Clone)]
+pub struct DesktopTasks {
+    /// Tasks listed one by one.
+    listed: Vec<Arc<DesktopTask>>,
+    /// Whether the built-in families serve `<family>/<n>` ids.
+    families: bool,
+    set: TaskSet,
+}
+
+impl Default for DesktopTasks {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl DesktopTasks {
+    /// The fixed tasks and every generated family.
+    pub fn builtin() -> Self {
+        let mut set = task_set();
+        for family in crate::families::FAMILIES.iter() {
+            set = set.with_family(family.ranges());
+        }
+        Self {
+            listed: catalog().iter().cloned().map(Arc::new).collect(),
+            families: true,
+            set,
+        }
+    }
+
+    /// A task list of one's own (ids must be unique; splits come from each task).
+    pub fn from_tasks(tasks: Vec<DesktopTask>) -> Self {
+        let ids = |split: Split| {
+            tasks
+                .iter()
+                .filter(|t| t.split == split)
+                .map(|t| t.id.clone())
+                .collect::<Vec<_>>()
+        };
+        let set = TaskSet::new(ids(Split::Train), ids(Split::Test));
+        Self {
+            listed: tasks.into_iter().map(Arc::new).collect(),
+            families: false,
+            set,
+        }
+    }
+
+    /// The ids by split, for [`mcpgym_env::Environment::tasks`].
+    pub fn set(&self) -> &TaskSet {
+        &self.set
+    }
+
+    /// A task by id: a listed one, or an instance of a family, generated now.
+    pub fn get(&self, id: &str) -> Option<Arc<DesktopTask>> {
+        if let Some(task) = self.listed.iter().find(|t| t.id == id) {
+            return Some(Arc::clone(task));
+        }
+        if !self.families {
+            return None;
+        }
+        let (name, n) = mcpgym_env::parse_family_id(id)?;
+        crate::families::family(name)?.task(n).map(Arc::new)
+    }
 }
 
 #[cfg(test)]

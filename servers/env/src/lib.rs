@@ -12,12 +12,14 @@
 //! - [`choice`]: named choices (reward modes) for flags and options, with [`choices!`];
 //! - [`schema`]: tool input and output schemas from Rust types;
 //! - [`rng`]: the episode's seeded generator;
+//! - [`generate`]: seeded generation of task instances ([`generate::Gen`]) and word lists;
 //! - [`progress`]: progress notifications from inside a long tool call;
 //! - [`clip`]: head-and-tail clipping of long text within a budget.
 
 pub mod choice;
 pub mod clip;
 pub mod env;
+pub mod generate;
 pub mod progress;
 pub mod reward;
 pub mod rng;

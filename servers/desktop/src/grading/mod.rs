@@ -15,8 +15,10 @@
 //! `{"kind": "file_equals", "path": "notes/todo.txt", "text": "buy milk"}`.
 
 mod csv;
+mod document;
 mod home;
 mod spreadsheet;
+mod web;
 
 use std::path::PathBuf;
 
@@ -36,6 +38,9 @@ pub struct DesktopSnapshot {
     /// The CLIPBOARD selection's text as `xclip -o -selection clipboard` prints it; `None`
     /// when the clipboard is empty or no owner answers.
     pub clipboard: Option<String>,
+    /// What the episode's page server received, in order (empty when the task serves no
+    /// pages).
+    pub page_requests: Vec<crate::pages::PageRequest>,
 }
 
 /// One condition on the desktop's final state. A task's checks are combined with all-of
@@ -118,6 +123,102 @@ pub enum Check {
         /// The expected value, as text (`"17"`, `"0.25"`, `"total"`).
         value: String,
     },
+    /// The file's text matches the regular expression `pattern` (Rust `regex` syntax; use
+    /// `(?m)` for `^`/`$` at line ends). At most [`MAX_READ_BYTES`] are read.
+    FileMatches {
+        /// The file, relative to home.
+        path: String,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A spreadsheet cell holds a formula (not a typed constant) whose text contains
+    /// `contains`, case-insensitively (`"SUM("`); an empty `contains` accepts any formula.
+    /// Reads `.xlsx` and `.ods`.
+    SpreadsheetFormula {
+        /// The spreadsheet, relative to home.
+        path: String,
+        /// The sheet's name; absent reads the first sheet.
+        #[serde(default)]
+        sheet: Option<String>,
+        /// An A1-style reference.
+        cell: String,
+        /// Text the formula must contain.
+        #[serde(default)]
+        contains: String,
+    },
+    /// A spreadsheet (`.xlsx`, `.ods`) holds at least one chart.
+    SpreadsheetChart {
+        /// The spreadsheet, relative to home.
+        path: String,
+    },
+    /// A document's text (`.odt`, `.docx`, `.odp`, `.pptx`, `.pdf`, `.txt`), with runs of
+    /// whitespace collapsed to one space, contains `text`.
+    DocumentContains {
+        /// The document, relative to home.
+        path: String,
+        /// The text to find.
+        text: String,
+    },
+    /// A document exists and its text does not contain `text` (a replaced or deleted phrase).
+    DocumentLacks {
+        /// The document, relative to home.
+        path: String,
+        /// The text that must be gone.
+        text: String,
+    },
+    /// Every character of `text` in a word-processor document (`.odt`, `.docx`) is shown
+    /// with the given formatting; unset properties are not checked.
+    DocumentStyled {
+        /// The document, relative to home.
+        path: String,
+        /// The formatted text.
+        text: String,
+        /// Bold.
+        #[serde(default)]
+        bold: Option<bool>,
+        /// Italic.
+        #[serde(default)]
+        italic: Option<bool>,
+        /// Underlined.
+        #[serde(default)]
+        underline: Option<bool>,
+    },
+    /// A presentation (`.odp`, `.pptx`) has a slide whose text contains `text`: slide
+    /// number `slide` (from 1) when given, else any slide.
+    SlideText {
+        /// The presentation, relative to home.
+        path: String,
+        /// The slide's number, from 1.
+        #[serde(default)]
+        slide: Option<u32>,
+        /// The text to find.
+        text: String,
+    },
+    /// A presentation (`.odp`, `.pptx`) has exactly `count` slides.
+    SlideCount {
+        /// The presentation, relative to home.
+        path: String,
+        /// The number of slides.
+        count: u32,
+    },
+    /// The episode's page server received a request with this method and path (no query)
+    /// whose fields (query string and form body together) include every one of `fields`,
+    /// values compared trimmed and case-sensitively.
+    PageRequest {
+        /// `GET` or `POST`.
+        method: String,
+        /// The path, with its leading `/` (`/submit`).
+        path: String,
+        /// Field values the request must carry.
+        #[serde(default)]
+        fields: std::collections::BTreeMap<String, String>,
+    },
+    /// Chromium's profile in the home folder holds a bookmark of `url`.
+    Bookmark {
+        /// The bookmarked URL, exactly as Chromium stores it
+        /// (`http://127.0.0.1:8000/page.html`).
+        url: String,
+    },
 }
 
 impl Check {
@@ -129,7 +230,16 @@ impl Check {
             | Check::FileMissing { path }
             | Check::FileExists { path }
             | Check::DirExists { path }
-            | Check::SpreadsheetCell { path, .. } => Some(path),
+            | Check::SpreadsheetCell { path, .. }
+            | Check::FileMatches { path, .. }
+            | Check::SpreadsheetFormula { path, .. }
+            | Check::SpreadsheetChart { path }
+            | Check::DocumentContains { path, .. }
+            | Check::DocumentLacks { path, .. }
+            | Check::DocumentStyled { path, .. }
+            | Check::SlideText { path, .. }
+            | Check::SlideCount { path, .. } => Some(path),
+            Check::PageRequest { .. } | Check::Bookmark { .. } => None,
             Check::WindowTitleContains { .. }
             | Check::WindowTitleEquals { .. }
             | Check::ClipboardEquals { .. }
@@ -162,6 +272,36 @@ impl Check {
                 Some(sheet) => format!("cell {sheet}!{cell} of {path} is {value:?}"),
                 None => format!("cell {cell} of {path} is {value:?}"),
             },
+            Check::FileMatches { path, pattern } => format!("file {path} matches /{pattern}/"),
+            Check::SpreadsheetFormula {
+                path,
+                cell,
+                contains,
+                ..
+            } => format!("cell {cell} of {path} holds a formula with {contains:?}"),
+            Check::SpreadsheetChart { path } => format!("{path} holds a chart"),
+            Check::DocumentContains { path, text } => format!("{path} contains {text:?}"),
+            Check::DocumentLacks { path, text } => format!("{path} no longer contains {text:?}"),
+            Check::DocumentStyled {
+                path,
+                text,
+                bold,
+                italic,
+                underline,
+            } => format!(
+                "{text:?} in {path} is styled (bold {bold:?}, italic {italic:?}, underline {underline:?})"
+            ),
+            Check::SlideText { path, slide, text } => match slide {
+                Some(n) => format!("slide {n} of {path} contains {text:?}"),
+                None => format!("a slide of {path} contains {text:?}"),
+            },
+            Check::SlideCount { path, count } => format!("{path} has {count} slides"),
+            Check::PageRequest {
+                method,
+                path,
+                fields,
+            } => format!("the page server received {method} {path} with {fields:?}"),
+            Check::Bookmark { url } => format!("the browser has a bookmark of {url}"),
         }
     }
 
@@ -285,8 +425,86 @@ impl Check {
                     Err(format!("{cell} is {actual:?}, expected {value:?}"))
                 }
             }
+            Check::FileMatches { path, pattern } => {
+                let regex = regex::Regex::new(pattern)
+                    .map_err(|e| format!("the pattern {pattern:?} is not valid: {e}"))?;
+                let actual = home::read_text(home, path).await?;
+                if regex.is_match(&actual) {
+                    Ok(format!("{path} matches"))
+                } else {
+                    Err(format!(
+                        "{path} does not match; it holds {}",
+                        excerpt(&actual)
+                    ))
+                }
+            }
+            Check::SpreadsheetFormula {
+                path,
+                sheet,
+                cell,
+                contains,
+            } => document::spreadsheet_formula(home, path, sheet.as_deref(), cell, contains).await,
+            Check::SpreadsheetChart { path } => document::spreadsheet_chart(home, path).await,
+            Check::DocumentContains { path, text } => {
+                let found = document::text(home, path).await?;
+                if collapse_whitespace(&found).contains(&collapse_whitespace(text)) {
+                    Ok(format!("{path} contains the text"))
+                } else {
+                    Err(format!(
+                        "{path} does not contain it; it reads {}",
+                        excerpt(&found)
+                    ))
+                }
+            }
+            Check::DocumentLacks { path, text } => {
+                let found = document::text(home, path).await?;
+                if collapse_whitespace(&found).contains(&collapse_whitespace(text)) {
+                    Err(format!("{path} still contains {text:?}"))
+                } else {
+                    Ok(format!("{path} no longer contains it"))
+                }
+            }
+            Check::DocumentStyled {
+                path,
+                text,
+                bold,
+                italic,
+                underline,
+            } => {
+                let want = document::Style {
+                    bold: *bold,
+                    italic: *italic,
+                    underline: *underline,
+                };
+                document::styled(home, path, text, want).await
+            }
+            Check::SlideText { path, slide, text } => {
+                document::slide_text(home, path, *slide, text).await
+            }
+            Check::SlideCount { path, count } => {
+                let slides = document::slides(home, path).await?;
+                if slides.len() == *count as usize {
+                    Ok(format!("{path} has {count} slides"))
+                } else {
+                    Err(format!(
+                        "{path} has {} slides, expected {count}",
+                        slides.len()
+                    ))
+                }
+            }
+            Check::PageRequest {
+                method,
+                path,
+                fields,
+            } => web::page_request(&snapshot.page_requests, method, path, fields),
+            Check::Bookmark { url } => web::bookmark(home, url).await,
         }
     }
+}
+
+/// Runs of whitespace as one space, trimmed: documents break lines where their layout does.
+fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The outcome of one check.
@@ -402,6 +620,7 @@ mod tests {
                 home: self.0.clone(),
                 window_titles: vec![],
                 clipboard: None,
+                page_requests: vec![],
             }
         }
     }
@@ -669,6 +888,7 @@ mod tests {
             home: std::env::temp_dir(),
             window_titles: vec!["xterm".into(), "Deploy finished".into()],
             clipboard: Some("  888\n".into()),
+            page_requests: vec![],
         };
         assert!(
             passes(

@@ -20,9 +20,7 @@ mod classic;
 mod data;
 mod instance;
 mod numeric;
-mod random;
 mod text;
-pub(crate) mod words;
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -31,7 +29,8 @@ use mcpgym_env::{Split, TaskFamily};
 
 pub use checks::{child_check, function_check};
 pub use instance::{Instance, csv_bytes};
-pub use random::{Gen, date_of, round};
+pub(crate) use mcpgym_env::generate::words;
+pub use mcpgym_env::generate::{Gen, date_of, round};
 
 use crate::tasks::{Task, TaskKind};
 

@@ -1,14 +1,14 @@
 //! Word lists the generators draw names and text from.
 
 /// First names.
-pub(super) static FIRST_NAMES: &[&str] = &[
+pub static FIRST_NAMES: &[&str] = &[
     "Ada", "Ben", "Chloe", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal",
     "Lena", "Mateo", "Nadia", "Oscar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor",
     "Wen", "Ximena", "Yusuf", "Zoe", "Amara", "Bruno", "Camille", "Dario", "Esme", "Felix",
 ];
 
 /// Family names.
-pub(super) static LAST_NAMES: &[&str] = &[
+pub static LAST_NAMES: &[&str] = &[
     "Abbott",
     "Baker",
     "Castro",
@@ -38,7 +38,7 @@ pub(super) static LAST_NAMES: &[&str] = &[
 ];
 
 /// Cities.
-pub(super) static CITIES: &[&str] = &[
+pub static CITIES: &[&str] = &[
     "Amsterdam",
     "Berlin",
     "Cairo",
@@ -66,7 +66,7 @@ pub(super) static CITIES: &[&str] = &[
 ];
 
 /// Ordinary English words.
-pub(super) static WORDS: &[&str] = &[
+pub static WORDS: &[&str] = &[
     "apple", "bridge", "candle", "desert", "engine", "forest", "garden", "harbor", "island",
     "jacket", "kettle", "ladder", "meadow", "needle", "orange", "pencil", "quartz", "river",
     "saddle", "tunnel", "umbrella", "valley", "window", "yellow", "zipper", "anchor", "basket",

@@ -1,8 +1,13 @@
-//! [`Gen`]: the one source of randomness of a family's generator.
+//! Seeded generation of task instances: [`Gen`], the one source of randomness of a task
+//! family's generator, and [`words`], the lists it draws names and text from.
+//!
+//! A family turns an instance number into a whole task; every random choice comes from a
+//! [`Gen`] seeded by the family's name and the instance number alone, so the same id gives
+//! the same task on every machine.
 
-use mcpgym_env::rng::EpisodeRng;
+pub mod words;
 
-use super::words;
+use crate::rng::EpisodeRng;
 
 /// A seeded stream of random choices for one instance of one family: the same family name
 /// and instance number give the same choices on every machine and every version of Rust.

@@ -1,0 +1,6 @@
+//! The office families.
+
+use super::Family;
+
+/// The families of this folder, in the order task lists show them.
+pub(super) const FAMILIES: &[Family] = &[];

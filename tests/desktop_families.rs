@@ -1,0 +1,68 @@
+//! Every desktop task family through the real binary: on each of 20 seeds (instances spread
+//! over both splits) the untouched desktop fails its grader and the family's scripted
+//! solution, played through the MCP tools, passes it.
+//!
+//! `MCPGYM_FAMILIES=a,b` runs only those families; `MCPGYM_FAMILY_SEEDS=N` plays N instances
+//! of each instead of 20 (for working on one family).
+
+use std::sync::Arc;
+
+use crate::common::*;
+use crate::desktop_tasks::check_task;
+use mcpgym_desktop::families::{FAMILIES, Family, TEST};
+use mcpgym_desktop::tasks::DesktopTask;
+
+/// The instances played: the first `seeds`, spread over the train and test ranges.
+fn instances(family: &Family, seeds: u64) -> Vec<Arc<DesktopTask>> {
+    let ranges = family.ranges();
+    (0..seeds)
+        .map(|i| {
+            // Every third instance from the test range; a held-out family has only that.
+            let n = if ranges.train.is_empty() || i % 3 == 2 {
+                TEST.start + i
+            } else {
+                ranges.train.start + i
+            };
+            Arc::new(family.task(n).expect("in range"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_family_fails_untouched_and_passes_after_its_demo() {
+    let only: Option<Vec<String>> = std::env::var("MCPGYM_FAMILIES")
+        .ok()
+        .map(|v| v.split(',').map(str::to_owned).collect());
+    let seeds: u64 = std::env::var("MCPGYM_FAMILY_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let families: Vec<&Family> = FAMILIES
+        .iter()
+        .filter(|f| only.as_ref().is_none_or(|o| o.iter().any(|n| n == f.name)))
+        .collect();
+    if only.is_none() {
+        assert!(families.len() >= 25, "{} families", families.len());
+    }
+    let server = Arc::new(HttpServer::start(&[
+        "desktop",
+        "--max-turns",
+        "1000",
+        "--no-action-screenshots",
+    ]));
+    let tasks: Vec<Arc<DesktopTask>> = families.iter().flat_map(|f| instances(f, seeds)).collect();
+    // A few desktops at a time: enough to overlap start-up, few enough for two cores.
+    let mut failures = Vec::new();
+    for chunk in tasks.chunks(3) {
+        let runs: Vec<_> = chunk
+            .iter()
+            .map(|task| tokio::spawn(check_task(server.clone(), task.clone())))
+            .collect();
+        for run in runs {
+            if let Err(message) = run.await.unwrap() {
+                failures.push(message);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
