@@ -116,3 +116,78 @@ async fn the_turn_limit_ends_the_episode_and_grades_the_desktop() {
     );
     assert!(text(&last).contains("graded"), "{}", text(&last));
 }
+
+/// The example task file shipped in examples/.
+fn example_tasks() -> String {
+    format!(
+        "{}/../../examples/desktop-tasks/tasks.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_file_of_ones_own_is_listed_set_up_and_graded() {
+    let path = example_tasks();
+    let tasks = mcpgym_desktop::task_file::load_task_file(std::path::Path::new(&path)).unwrap();
+    let server = Arc::new(HttpServer::start(&[
+        "desktop",
+        "--tasks",
+        &path,
+        "--max-turns",
+        "1000",
+        "--no-action-screenshots",
+    ]));
+    let listed = server.get_json("/tasks?split=train").await;
+    assert_eq!(listed["tasks"], json!(["archive-logs", "greeting-note"]));
+    assert_eq!(listed["families"], json!([]));
+    let held_out = server.get_json("/tasks?split=test").await;
+    assert_eq!(held_out["tasks"], json!(["title-the-terminal"]));
+    // The built-in tasks and families are not served beside one's own.
+    let refused = server
+        .control()
+        .create_episode(
+            &NewEpisode::default()
+                .env("desktop")
+                .task("desktop-train-000"),
+        )
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    // Each task fails untouched and passes after its demo; archive-logs needs its setup
+    // command's folder.
+    for task in tasks {
+        check_task(server.clone(), Arc::new(task))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn a_broken_desktop_task_file_is_refused_with_its_line() {
+    let folder =
+        std::env::temp_dir().join(format!("mcpgym-bad-desktop-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("tasks.jsonl");
+    let good = r#"{"id": "a", "prompt": "Make x.", "apps": ["terminal"], "checks": [{"kind": "file_exists", "path": "x"}]}"#;
+    let cases = [
+        (
+            r#"{"id": "b", "prompt": "p", "apps": ["terminal"]}"#,
+            "line 2: missing field `checks`",
+        ),
+        (
+            r#"{"id": "b", "prompt": "p", "apps": ["terminal"], "checks": [{"kind": "file_exists", "path": "/etc/shadow"}]}"#,
+            "line 2",
+        ),
+        (
+            r#"{"id": "b", "prompt": "p", "apps": ["not-a-program"], "checks": [{"kind": "file_exists", "path": "x"}]}"#,
+            "is not installed here",
+        ),
+    ];
+    for (bad, said_part) in cases {
+        std::fs::write(&file, format!("{good}\n{bad}\n")).unwrap();
+        let said = start_fails(&["desktop", "--tasks", file.to_str().unwrap()]);
+        assert!(said.contains(said_part), "{said}");
+    }
+    let said = start_fails(&["desktop", "--tasks", "/nonexistent/tasks.jsonl"]);
+    assert!(said.contains("cannot read the task file"), "{said}");
+    let _ = std::fs::remove_dir_all(&folder);
+}

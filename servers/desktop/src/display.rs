@@ -50,6 +50,10 @@ pub struct DisplayPrograms {
     pub xvfb: PathBuf,
     /// The window manager (`openbox`), or `None` for none.
     pub window_manager: Option<PathBuf>,
+    /// The panel with a window list and a clock (`tint2`), or `None` for none.
+    pub panel: Option<PathBuf>,
+    /// The program that paints the wallpaper (`hsetroot`), or `None` for a black screen.
+    pub wallpaper: Option<PathBuf>,
 }
 
 impl Default for DisplayPrograms {
@@ -57,9 +61,18 @@ impl Default for DisplayPrograms {
         Self {
             xvfb: "Xvfb".into(),
             window_manager: Some("openbox".into()),
+            panel: Some("tint2".into()),
+            wallpaper: Some("hsetroot".into()),
         }
     }
 }
+
+/// The panel's configuration: a window list and a clock, and nothing that starts a program (no
+/// launchers, no executors, no clock commands): it runs outside the jail.
+const PANEL_RC: &str = include_str!("tint2rc");
+
+/// The wallpaper: a vertical gradient, as `hsetroot` arguments.
+const WALLPAPER: &[&str] = &["-add", "#1d3557", "-add", "#457b9d", "-gradient", "0"];
 
 /// Openbox's configuration for an episode's display: it runs outside the jail, so it offers
 /// no menu or key binding that starts a program (see the file's comment).
@@ -92,6 +105,8 @@ pub struct Display {
     // Held so dropping the display kills them (kill_on_drop).
     xvfb: Option<Child>,
     window_manager: Option<Child>,
+    // The panel.
+    furniture: Vec<Child>,
 }
 
 impl Display {
@@ -136,11 +151,35 @@ impl Display {
             ),
             None => None,
         };
+        let mut furniture = Vec::new();
+        if let Some(program) = &programs.wallpaper {
+            // Paints the root window and exits; the X server keeps the picture.
+            if let Some(mut child) = spawn_furniture(program, WALLPAPER, &name, scratch, run_as) {
+                let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            }
+        }
+        if let Some(program) = &programs.panel {
+            let rc = scratch.join("tint2rc");
+            match tokio::fs::write(&rc, PANEL_RC).await {
+                Ok(()) => {
+                    let rc = rc.to_string_lossy().into_owned();
+                    furniture.extend(spawn_furniture(
+                        program,
+                        &["-c", &rc],
+                        &name,
+                        scratch,
+                        run_as,
+                    ));
+                }
+                Err(error) => tracing::warn!(%error, "cannot write the panel's configuration"),
+            }
+        }
         Ok(Self {
             name,
             number,
             xvfb: Some(xvfb),
             window_manager,
+            furniture,
         })
     }
 
@@ -152,6 +191,7 @@ impl Display {
             number,
             xvfb: None,
             window_manager: None,
+            furniture: Vec::new(),
         })
     }
 
@@ -185,11 +225,46 @@ impl Display {
 
     /// Stops the window manager and the X server and waits for them.
     pub async fn stop(mut self) {
+        for child in self.furniture.drain(..) {
+            stop_child(child).await;
+        }
         for child in [self.window_manager.take(), self.xvfb.take()]
             .into_iter()
             .flatten()
         {
             stop_child(child).await;
+        }
+    }
+}
+
+/// Starts a piece of the desktop's furniture (panel, wallpaper) on display `name`, like the
+/// window manager: as the episode's user when there is one, in its own process group. A
+/// missing program leaves the desktop plainer, not broken: it is logged and skipped.
+fn spawn_furniture(
+    program: &Path,
+    args: &[&str],
+    name: &str,
+    scratch: &Path,
+    run_as: Option<HostUser>,
+) -> Option<Child> {
+    let spawned = unprivileged(&mut Command::new(program), run_as)
+        .args(args)
+        .env_clear()
+        .env("DISPLAY", name)
+        .env("HOME", scratch)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("LANG", "C.UTF-8")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn();
+    match spawned {
+        Ok(child) => Some(child),
+        Err(error) => {
+            tracing::warn!(program = %program.display(), %error, "cannot start part of the desktop (run .ci/setup to install it)");
+            None
         }
     }
 }

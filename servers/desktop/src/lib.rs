@@ -15,6 +15,7 @@ pub mod pages;
 pub mod scale;
 pub mod session;
 pub mod spaces;
+pub mod task_file;
 pub mod tasks;
 pub mod tools;
 pub mod worker;

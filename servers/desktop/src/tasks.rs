@@ -91,6 +91,8 @@ pub enum App {
     Writer,
     /// LibreOffice Impress, a presentation editor.
     Impress,
+    /// Another program (a task file's own).
+    Other,
 }
 
 /// One step of a scripted, keyboard-only solution. There are no coordinates, so a demo does
@@ -259,6 +261,10 @@ impl DesktopTask {
         for check in &self.checks {
             if let Some(path) = check.path() {
                 validate_relative_path(path).map_err(|e| format!("check on {e}"))?;
+            }
+            if let Check::FileMatches { pattern, .. } = check {
+                regex::Regex::new(pattern)
+                    .map_err(|e| format!("the pattern {pattern:?} is not a valid regex: {e}"))?;
             }
         }
         if self.launch.iter().any(Vec::is_empty) {

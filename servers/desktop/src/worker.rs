@@ -559,8 +559,23 @@ fn windows(display: &str) -> Result<Reply, String> {
                 .collect()
         }
     };
+    // The panel (a dock) and any desktop window are furniture, not the applications' windows.
+    let (window_type, dock, desktop) = (
+        atom("_NET_WM_WINDOW_TYPE")?,
+        atom("_NET_WM_WINDOW_TYPE_DOCK")?,
+        atom("_NET_WM_WINDOW_TYPE_DESKTOP")?,
+    );
+    let furniture = |window: u32| {
+        property(window, window_type, AtomEnum::ATOM.into())
+            .and_then(|reply| {
+                reply
+                    .value32()
+                    .map(|mut types| types.any(|t| t == dock || t == desktop))
+            })
+            .unwrap_or(false)
+    };
     let mut titles = Vec::new();
-    for window in windows {
+    for window in windows.into_iter().filter(|&w| !furniture(w)) {
         let title = property(window, net_wm_name, utf8)
             .filter(|reply| !reply.value.is_empty())
             .or_else(|| property(window, AtomEnum::WM_NAME.into(), AtomEnum::ANY.into()))

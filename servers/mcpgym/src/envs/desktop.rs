@@ -10,6 +10,8 @@ use mcpgym_desktop::env::{
 };
 use mcpgym_desktop::scale::{ScaleMode, Size};
 use mcpgym_desktop::session::{DesktopConfig, DisplayChoice};
+use mcpgym_desktop::task_file::load_task_file;
+use mcpgym_desktop::tasks::DesktopTasks;
 use mcpgym_desktop::tools::ActionSpace;
 use mcpgym_desktop::worker::WorkerCommand;
 
@@ -47,6 +49,11 @@ pub struct DesktopFlags {
     /// How the grade is paid.
     #[arg(long, value_parser = choices::parser::<RewardMode>(), default_value_t = RewardMode::Sparse)]
     reward: RewardMode,
+    /// Serve the tasks of this JSON Lines file instead of the built-in tasks and families (one
+    /// task per line: id, split, prompt, apps, files, pages, setup, checks; see the README's
+    /// "Your own desktop tasks").
+    #[arg(long, value_name = "FILE")]
+    tasks: Option<std::path::PathBuf>,
 }
 
 impl DesktopFlags {
@@ -77,10 +84,15 @@ impl EnvFlags for DesktopFlags {
     /// Episodes live in a folder of this process's own, removed when the environment is
     /// released.
     fn build(self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        // Read and checked before any desktop starts: a bad file fails at once, with its line.
+        let tasks = match &self.tasks {
+            Some(path) => DesktopTasks::from_tasks(load_task_file(path)?),
+            None => DesktopTasks::builtin(),
+        };
         let root = DesktopRoot::new()?;
         let config = self.config(root.config(quotas)?)?;
         Ok(Built {
-            env: Arc::new(DesktopEnv::new(config)),
+            env: Arc::new(DesktopEnv::with_tasks(config, tasks)),
             backing: Some(Box::new(root)),
         })
     }
