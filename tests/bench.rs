@@ -83,3 +83,40 @@ fn jupyter_bench_runs_every_phase_and_prints_figures() {
         ],
     );
 }
+
+#[test]
+fn desktop_bench_runs_every_phase_and_prints_figures() {
+    bench_prints(
+        &[
+            "desktop",
+            "--starts",
+            "1",
+            "--calls",
+            "2",
+            "--desktops",
+            "1",
+            "--seconds",
+            "1",
+            "--apps",
+            "chromium,calc",
+            "--memory-desktops",
+            "1",
+            "--capacity-apps",
+            "chromium",
+            "--app-desktops",
+            "1",
+        ],
+        &[
+            "desktop bare, 1 episodes started one after another",
+            "start to first screenshot",
+            "screenshot (capture, PNG, base64, MCP)",
+            "desktop bare, N desktops each doing one left_click",
+            "desktop chromium, 1 episodes started",
+            "PSS per chromium desktop",
+            "PSS per calc desktop",
+            "fit in 24 GiB",
+            "desktop chromium, N desktops each doing one left_click",
+            "actions/s",
+        ],
+    );
+}

@@ -54,6 +54,11 @@ pub struct DisplayPrograms {
     pub panel: Option<PathBuf>,
     /// The program that paints the wallpaper (`hsetroot`), or `None` for a black screen.
     pub wallpaper: Option<PathBuf>,
+    /// Bubblewrap, to run the window manager under the jails' host name
+    /// ([`mcpgym_jail::HOSTNAME`]); `None` runs it under the host's. Openbox appends
+    /// "(hostname)" to the title of every window from another machine, and the applications'
+    /// jails name another machine.
+    pub hostname_wrapper: Option<PathBuf>,
 }
 
 impl Default for DisplayPrograms {
@@ -63,6 +68,7 @@ impl Default for DisplayPrograms {
             window_manager: Some("openbox".into()),
             panel: Some("tint2".into()),
             wallpaper: Some("hsetroot".into()),
+            hostname_wrapper: Some("bwrap".into()),
         }
     }
 }
@@ -130,7 +136,7 @@ impl Display {
         let name = format!(":{number}");
         let window_manager = match &programs.window_manager {
             Some(program) => Some(
-                unprivileged(&mut Command::new(program), run_as)
+                unprivileged(&mut with_jail_hostname(program, programs), run_as)
                     .arg("--sm-disable")
                     .arg("--config-file")
                     .arg(write_window_manager_config(scratch).await?)
@@ -234,6 +240,22 @@ impl Display {
         {
             stop_child(child).await;
         }
+    }
+}
+
+/// A command running `program` under the jails' host name when a wrapper is configured.
+fn with_jail_hostname(program: &Path, programs: &DisplayPrograms) -> Command {
+    match &programs.hostname_wrapper {
+        Some(bwrap) => {
+            let mut command = Command::new(bwrap);
+            command
+                .args(["--dev-bind", "/", "/", "--unshare-uts", "--hostname"])
+                .arg(mcpgym_jail::HOSTNAME)
+                .args(["--die-with-parent", "--"])
+                .arg(program);
+            command
+        }
+        None => Command::new(program),
     }
 }
 

@@ -181,7 +181,7 @@ impl JailConfig {
             &"--cap-drop",
             &"ALL",
             &"--hostname",
-            &"sandbox",
+            &crate::HOSTNAME,
         ]);
         if self.allow_network {
             push(&[&"--share-net"]);

@@ -59,6 +59,9 @@ pub use uid::{HostUser, UidLease, UidPool};
 
 /// The user's home inside the jail.
 pub const HOME: &str = "/home/user";
+
+/// The host name inside every jail.
+pub const HOSTNAME: &str = "sandbox";
 /// The service's private directory inside the jail (connection file and sockets).
 pub const RUN: &str = "/run/sandbox";
 /// uid and gid of the user inside the jail.

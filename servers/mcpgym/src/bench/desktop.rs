@@ -1,5 +1,11 @@
 //! `mcpgym bench desktop`: episode start to first screenshot, the screenshot tool, a click
-//! with its screenshot, and how many desktops two cores hold at one action per second each.
+//! with its screenshot, and how many desktops two cores hold at one action per second each;
+//! then, per application set (a bare terminal, Chromium on a local page, LibreOffice Calc,
+//! Writer, Impress), start to first screenshot, memory (PSS) per desktop and how many fit in
+//! 24 GiB, and desktops held at one action per second.
+//!
+//! The application sets are tasks of a task file the benchmark writes and serves with
+//! `--tasks`, so they do not depend on any family's instances.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,7 +15,7 @@ use hyper::StatusCode;
 use mcpgym_shared::client::{ControlClient, NewEpisode};
 use serde_json::json;
 
-use super::harness::{Server, ToolCall};
+use super::harness::{Memory, Server, ToolCall, tree_kib};
 use super::report::percentile;
 
 /// Desktop benchmark settings.
@@ -27,10 +33,63 @@ pub struct DesktopBench {
     /// Seconds at each desktop count.
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
+    /// Application sets measured one by one (start, memory): bare, chromium, calc, writer,
+    /// impress.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bare,chromium,calc,writer,impress"
+    )]
+    pub apps: Vec<String>,
+    /// Desktops of each application set held at once to measure memory per desktop.
+    #[arg(long, default_value_t = 4)]
+    pub memory_desktops: usize,
+    /// Application sets measured at one action per second (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "chromium,calc")]
+    pub capacity_apps: Vec<String>,
+    /// Desktop counts of those sets to try at one action per second each.
+    #[arg(long, value_delimiter = ',', default_value = "4,8,12")]
+    pub app_desktops: Vec<usize>,
 }
 
-/// The task every benchmark episode plays: one xterm.
-const TASK: &str = "desktop-train-000";
+/// The task the first phases play: one xterm.
+const TASK: &str = "bare";
+
+/// The application sets, as a task file: one task per set, each with a check that cannot pass
+/// (the benchmark never grades).
+const APP_SETS: &[(&str, &str)] = &[
+    ("bare", r#"["terminal"]"#),
+    ("chromium", r#"[["chromium"]]"#),
+    ("calc", r#"[["libreoffice", "--calc"]]"#),
+    ("writer", r#"[["libreoffice", "--writer"]]"#),
+    ("impress", r#"[["libreoffice", "--impress"]]"#),
+];
+
+/// A page for the Chromium set: some text, a form and a table, as task pages look.
+const PAGE: &str = "<!doctype html><title>Orders</title><h1>Orders</h1><form method=post action=/submit><label>Name <input name=name></label> <button>Send</button></form><table border=1><tr><th>Id<th>City<th>Total</tr><tr><td>1<td>Lisbon<td>12.50</tr><tr><td>2<td>Oslo<td>7.25</tr></table>";
+
+/// Writes the application sets' task file; its path.
+fn write_app_sets() -> anyhow::Result<std::path::PathBuf> {
+    let path =
+        std::env::temp_dir().join(format!("mcpgym-bench-desktop-{}.jsonl", std::process::id()));
+    let mut lines = String::new();
+    for (id, apps) in APP_SETS {
+        let apps: serde_json::Value = serde_json::from_str(apps)?;
+        let mut task = json!({
+            "id": id,
+            "prompt": "A benchmark desktop: nothing to do.",
+            "apps": apps,
+            "checks": [{"kind": "file_exists", "path": "never-made"}],
+        });
+        if *id == "chromium" {
+            task["pages"] = json!([{"path": "index.html", "body": PAGE}]);
+        }
+        lines.push_str(&task.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(&path, lines).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
 
 /// Runs the desktop benchmark phases against a server of this binary.
 pub fn run(bench: DesktopBench) -> anyhow::Result<()> {
@@ -38,20 +97,49 @@ pub fn run(bench: DesktopBench) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    for set in bench.apps.iter().chain(&bench.capacity_apps) {
+        if !APP_SETS.iter().any(|(id, _)| id == set) {
+            bail!("unknown application set {set:?}: use bare, chromium, calc, writer or impress");
+        }
+    }
+    let tasks = write_app_sets()?;
+    let tasks_arg = tasks.to_string_lossy().into_owned();
     // Settle 0: the figures are the cost of the work, not of the configurable pause.
-    let server = Server::start("desktop", &["--settle-ms", "0", "--max-turns", "1000000"])?;
+    let server = Server::start(
+        "desktop",
+        &[
+            "--settle-ms",
+            "0",
+            "--max-turns",
+            "1000000",
+            "--tasks",
+            &tasks_arg,
+        ],
+    );
+    let _ = std::fs::remove_file(&tasks);
+    let server = server?;
     let base: Arc<str> = server.base.clone().into();
+    let pid = server.pid().context("no server process")?;
+    let seconds = Duration::from_secs(bench.seconds);
     runtime.block_on(async {
-        start_phase(&base, bench.starts).await?;
+        start_phase(&base, TASK, bench.starts).await?;
         calls_phase(&base, bench.calls).await?;
-        capacity_phase(&base, &bench.desktops, Duration::from_secs(bench.seconds)).await
+        capacity_phase(&base, TASK, &bench.desktops, seconds).await?;
+        for set in &bench.apps {
+            start_phase(&base, set, bench.starts.min(5)).await?;
+            memory_phase(&base, pid, set, bench.memory_desktops).await?;
+        }
+        for set in &bench.capacity_apps {
+            capacity_phase(&base, set, &bench.app_desktops, seconds).await?;
+        }
+        anyhow::Ok(())
     })
 }
 
-/// Starts an episode of [`TASK`]: its id and the path of its MCP endpoint.
-async fn create(client: &ControlClient) -> anyhow::Result<(String, String)> {
+/// Starts an episode of `task`: its id and the path of its MCP endpoint.
+async fn create(client: &ControlClient, task: &str) -> anyhow::Result<(String, String)> {
     let episode = client
-        .create_episode(&NewEpisode::default().task(TASK))
+        .create_episode(&NewEpisode::default().task(task))
         .await?;
     Ok((episode.id, episode.mcp_url))
 }
@@ -83,27 +171,58 @@ fn print_latency(what: &str, mut micros: Vec<u32>) {
     );
 }
 
-async fn start_phase(base: &str, starts: usize) -> anyhow::Result<()> {
+/// Episodes of `task` started one after another, each timed from create to its first
+/// screenshot (the environment answers create once the task's windows are up).
+async fn start_phase(base: &str, task: &str, starts: usize) -> anyhow::Result<()> {
     let client = ControlClient::new(base, None)?;
     let screenshot = ToolCall::new("screenshot", json!({}))?;
     let mut latencies = Vec::with_capacity(starts);
     for _ in 0..starts {
         let started = Instant::now();
-        let (id, path) = create(&client).await?;
+        let (id, path) = create(&client, task).await?;
         call_with_image(&client, &path, "screenshot", &screenshot).await?;
         latencies.push(started.elapsed().as_micros() as u32);
         client.close(&id).await?;
     }
     println!(
-        "desktop, {starts} episodes started one after another (Xvfb, openbox, worker, xterm):"
+        "desktop {task}, {starts} episodes started one after another (Xvfb, openbox, panel, worker, applications):"
     );
     print_latency("start to first screenshot", latencies);
     Ok(())
 }
 
+/// Proportional set size per desktop of `task`: the server's process tree (X servers, window
+/// managers, panels, workers, jailed applications) with `count` desktops open and settled,
+/// less the tree before, divided among them.
+async fn memory_phase(base: &str, pid: u32, task: &str, count: usize) -> anyhow::Result<()> {
+    let client = ControlClient::new(base, None)?;
+    let screenshot = ToolCall::new("screenshot", json!({}))?;
+    let before = tree_kib(pid, Memory::Pss);
+    let mut open = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (id, path) = create(&client, task).await?;
+        call_with_image(&client, &path, "screenshot", &screenshot).await?;
+        open.push(id);
+    }
+    // Applications keep allocating for a moment after their first paint.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = tree_kib(pid, Memory::Pss);
+    for id in open {
+        client.close(&id).await?;
+    }
+    let per_desktop = after.saturating_sub(before) as f64 / 1024.0 / count.max(1) as f64;
+    println!(
+        "  PSS per {task} desktop {per_desktop:.0} MiB ({count} open: {:.0} MiB before, {:.0} MiB after); {:.0} fit in 24 GiB",
+        before as f64 / 1024.0,
+        after as f64 / 1024.0,
+        24.0 * 1024.0 / per_desktop.max(1.0)
+    );
+    Ok(())
+}
+
 async fn calls_phase(base: &str, calls: usize) -> anyhow::Result<()> {
     let client = ControlClient::new(base, None)?;
-    let (id, path) = create(&client).await?;
+    let (id, path) = create(&client, TASK).await?;
     let screenshot = ToolCall::new("screenshot", json!({}))?;
     let mut latencies = Vec::with_capacity(calls);
     let mut bytes = 0;
@@ -131,9 +250,14 @@ async fn calls_phase(base: &str, calls: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn capacity_phase(base: &str, counts: &[usize], duration: Duration) -> anyhow::Result<()> {
+async fn capacity_phase(
+    base: &str,
+    task: &str,
+    counts: &[usize],
+    duration: Duration,
+) -> anyhow::Result<()> {
     println!(
-        "desktop, N desktops each doing one left_click + screenshot per second for {} s:",
+        "desktop {task}, N desktops each doing one left_click + screenshot per second for {} s:",
         duration.as_secs()
     );
     for &count in counts {
@@ -141,7 +265,7 @@ async fn capacity_phase(base: &str, counts: &[usize], duration: Duration) -> any
         let mut desktops = Vec::with_capacity(count);
         for _ in 0..count {
             let client = ControlClient::new(base, None)?;
-            let (id, path) = create(&client).await?;
+            let (id, path) = create(&client, task).await?;
             desktops.push((client, id, path));
         }
         let started = Instant::now();
