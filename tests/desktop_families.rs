@@ -1,6 +1,7 @@
 //! Every desktop task family through the real binary: on each of 20 seeds (instances spread
-//! over both splits) the untouched desktop fails its grader and the family's scripted
-//! solution, played through the MCP tools, passes it.
+//! over both splits) the family's scripted solution, played through the MCP tools, passes its
+//! grader, and on the first three the untouched desktop fails it (a grader that passes an
+//! untouched desktop does so on every seed: the checks do not depend on the numbers drawn).
 //!
 //! `MCPGYM_FAMILIES=a,b` runs only those families; `MCPGYM_FAMILY_SEEDS=N` plays N instances
 //! of each instead of 20 (for working on one family).
@@ -8,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use crate::desktop_tasks::check_task;
+use crate::desktop_tasks::{check_demo, check_untouched};
 use mcpgym_desktop::families::{FAMILIES, Family, TEST};
 use mcpgym_desktop::tasks::DesktopTask;
 
@@ -50,13 +51,30 @@ async fn every_family_fails_untouched_and_passes_after_its_demo() {
         "1000",
         "--no-action-screenshots",
     ]));
-    let tasks: Vec<Arc<DesktopTask>> = families.iter().flat_map(|f| instances(f, seeds)).collect();
+    // (task, whether its untouched desktop is checked too)
+    let tasks: Vec<(Arc<DesktopTask>, bool)> = families
+        .iter()
+        .flat_map(|f| {
+            instances(f, seeds)
+                .into_iter()
+                .enumerate()
+                .map(|(i, task)| (task, i < 3))
+        })
+        .collect();
     // A few desktops at a time: enough to overlap start-up, few enough for two cores.
     let mut failures = Vec::new();
     for chunk in tasks.chunks(3) {
         let runs: Vec<_> = chunk
             .iter()
-            .map(|task| tokio::spawn(check_task(server.clone(), task.clone())))
+            .map(|(task, untouched)| {
+                let (server, task, untouched) = (server.clone(), task.clone(), *untouched);
+                tokio::spawn(async move {
+                    if untouched {
+                        check_untouched(&server, &task).await?;
+                    }
+                    check_demo(&server, &task).await
+                })
+            })
             .collect();
         for run in runs {
             if let Err(message) = run.await.unwrap() {

@@ -30,9 +30,16 @@ pub(crate) async fn check_task(
     server: Arc<HttpServer>,
     task: Arc<DesktopTask>,
 ) -> Result<(), String> {
-    let untouched = episode(&server, &task.id).await;
+    check_untouched(&server, &task).await?;
+    check_demo(&server, &task).await
+}
+
+/// An untouched desktop of the task must fail its grader.
+pub(crate) async fn check_untouched(server: &HttpServer, task: &DesktopTask) -> Result<(), String> {
+    let untouched = episode(server, &task.id).await;
     let done = act(&untouched, "terminate", json!({"status": "success"})).await;
     let first = step(&done);
+    let _ = untouched.cancel().await;
     if first["done"] != true || first["reward"] != 0.0 {
         return Err(format!(
             "{}: an untouched desktop must fail its grader: {first} {}",
@@ -40,9 +47,12 @@ pub(crate) async fn check_task(
             text(&done)
         ));
     }
-    let _ = untouched.cancel().await;
+    Ok(())
+}
 
-    let solved = episode(&server, &task.id).await;
+/// The task's demo, played through the MCP tools, must pass its grader.
+pub(crate) async fn check_demo(server: &HttpServer, task: &DesktopTask) -> Result<(), String> {
+    let solved = episode(server, &task.id).await;
     for demo_step in task.demo() {
         let (tool, arguments) = demo_call(demo_step);
         let result = act(&solved, tool, arguments).await;
