@@ -640,3 +640,91 @@ async fn the_background_offers_no_menu_that_starts_programs() {
         "{changed} pixels changed: a window appeared"
     );
 }
+
+/// The processes named `name` (their `comm`) that descend from `root`.
+fn descendants_named(root: u32, name: &str) -> Vec<u32> {
+    let mut parent = std::collections::HashMap::new();
+    let mut comm = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some((head, rest))) = (stat.find('('), stat.rsplit_once(") ")) else {
+            continue;
+        };
+        let ppid: u32 = rest
+            .split(' ')
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        parent.insert(pid, ppid);
+        comm.insert(pid, head[open + 1..].to_owned());
+    }
+    let descends = |mut pid: u32| {
+        for _ in 0..64 {
+            match parent.get(&pid) {
+                Some(&p) if p == root => return true,
+                Some(&p) if p > 1 => pid = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    comm.iter()
+        .filter(|(pid, c)| c.as_str() == name && descends(**pid))
+        .map(|(pid, _)| *pid)
+        .collect()
+}
+
+/// The network interfaces a process sees (its network namespace's).
+fn interfaces(pid: u32) -> Vec<String> {
+    let dev = std::fs::read_to_string(format!("/proc/{pid}/net/dev")).unwrap_or_default();
+    dev.lines()
+        .skip(2)
+        .filter_map(|line| Some(line.split_once(':')?.0.trim().to_owned()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_and_the_office_suite_run_jailed_with_only_the_tasks_pages() {
+    let folder = std::env::temp_dir().join(format!("mcpgym-app-jail-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("tasks.jsonl");
+    let tasks = [
+        json!({"id": "web", "prompt": "Look at the page.", "apps": ["browser"],
+               "pages": [{"path": "index.html", "body": "<title>Local page</title><p>hello"}],
+               "checks": [{"kind": "page_request", "method": "GET", "path": "/"},
+                          {"kind": "window_title_contains", "text": "Local page"}]}),
+        json!({"id": "sheet", "prompt": "Look at the sheet.", "apps": ["calc"],
+               "checks": [{"kind": "window_title_contains", "text": "LibreOffice Calc"}]}),
+    ];
+    let lines: Vec<String> = tasks.iter().map(Value::to_string).collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let server = HttpServer::start(&["desktop", "--tasks", file.to_str().unwrap()]);
+    let host_net = std::fs::read_link("/proc/self/ns/net").unwrap();
+    for (task, program) in [("web", "chromium"), ("sheet", "soffice.bin")] {
+        let (_, client) = episode(&server, task).await;
+        // Chromium asked the page server for the page through the jail's loopback relay.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let pids = descendants_named(server.pid(), program);
+        assert!(!pids.is_empty(), "no {program} process under the server");
+        for pid in pids {
+            assert_eq!(
+                interfaces(pid),
+                ["lo"],
+                "{program} {pid} sees more than loopback"
+            );
+            let net = std::fs::read_link(format!("/proc/{pid}/ns/net")).unwrap();
+            assert_ne!(
+                net, host_net,
+                "{program} {pid} shares the host's network namespace"
+            );
+        }
+        let done = act(&client, "terminate", json!({"status": "success"})).await;
+        assert_eq!(step(&done)["reward"], 1.0, "{task}: {}", text(&done));
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+}

@@ -299,7 +299,9 @@ impl Desktop {
         // A window manager that starts after a window maps adopts it without focusing it, and
         // keys sent then are lost: launch the applications once it runs.
         if desktop.display.is_virtual() && config.programs.window_manager.is_some() {
-            desktop.wait_for_window_manager().await;
+            desktop
+                .wait_for_window_manager(config.programs.panel.is_some())
+                .await;
         }
         if let Some(command) = setup.command {
             let failure = match desktop.run_command(command, SETUP_TIMEOUT).await {
@@ -360,22 +362,25 @@ impl Desktop {
         );
     }
 
-    /// Waits (up to five seconds) until a window manager publishes its client list.
-    async fn wait_for_window_manager(&mut self) {
+    /// Waits (up to five seconds) until a window manager publishes its client list and, with
+    /// a panel, lists the panel: the first screenshot shows the whole desktop, and the
+    /// applications' windows are placed beside the panel, not under it.
+    async fn wait_for_window_manager(&mut self, panel: bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while tokio::time::Instant::now() < deadline {
             match self.worker.request(&Request::Windows).await {
                 Ok(Reply::Windows {
                     window_manager: true,
+                    docks,
                     ..
-                })
-                | Err(_) => return,
+                }) if docks > 0 || !panel => return,
+                Err(_) => return,
                 Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
             }
         }
         tracing::warn!(
             display = self.display.name(),
-            "the window manager did not start in time"
+            "the window manager or the panel did not start in time"
         );
     }
 

@@ -162,6 +162,9 @@ pub enum Reply {
         focused: bool,
         /// Whether a window manager runs (it publishes its client list).
         window_manager: bool,
+        /// How many docks (the panel) the window manager lists.
+        #[serde(default)]
+        docks: usize,
     },
     /// The request failed; the display may be gone.
     Error {
@@ -565,17 +568,22 @@ fn windows(display: &str) -> Result<Reply, String> {
         atom("_NET_WM_WINDOW_TYPE_DOCK")?,
         atom("_NET_WM_WINDOW_TYPE_DESKTOP")?,
     );
-    let furniture = |window: u32| {
+    let types = |window: u32| -> Vec<u32> {
         property(window, window_type, AtomEnum::ATOM.into())
-            .and_then(|reply| {
-                reply
-                    .value32()
-                    .map(|mut types| types.any(|t| t == dock || t == desktop))
-            })
-            .unwrap_or(false)
+            .and_then(|reply| reply.value32().map(Iterator::collect))
+            .unwrap_or_default()
     };
     let mut titles = Vec::new();
-    for window in windows.into_iter().filter(|&w| !furniture(w)) {
+    let mut docks = 0;
+    for window in windows {
+        let kinds = types(window);
+        if kinds.contains(&dock) {
+            docks += 1;
+            continue;
+        }
+        if kinds.contains(&desktop) {
+            continue;
+        }
         let title = property(window, net_wm_name, utf8)
             .filter(|reply| !reply.value.is_empty())
             .or_else(|| property(window, AtomEnum::WM_NAME.into(), AtomEnum::ANY.into()))
@@ -589,6 +597,7 @@ fn windows(display: &str) -> Result<Reply, String> {
         titles,
         focused,
         window_manager,
+        docks,
     })
 }
 
