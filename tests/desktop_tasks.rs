@@ -18,11 +18,22 @@ pub(crate) fn demo_call(step: &DemoStep) -> (&'static str, Value) {
 }
 
 pub(crate) async fn episode(server: &HttpServer, task: &str) -> Client {
-    let id = server
-        .create(NewEpisode::default().env("desktop").task(task))
+    episode_with_id(server, task)
         .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .1
+}
+
+/// A new episode of `task`: its id and an MCP client on it.
+async fn episode_with_id(server: &HttpServer, task: &str) -> Result<(String, Client), String> {
+    let id = server
+        .control()
+        .create_episode(&NewEpisode::default().env("desktop").task(task))
+        .await
+        .map_err(|e| format!("{task}: the episode did not start: {e}"))?
         .id;
-    server.legacy_client(&format!("/episodes/{id}/mcp")).await
+    let client = server.legacy_client(&format!("/episodes/{id}/mcp")).await;
+    Ok((id, client))
 }
 
 /// Plays a task twice: untouched (must fail) and solved by its demo (must pass).
@@ -36,7 +47,7 @@ pub(crate) async fn check_task(
 
 /// An untouched desktop of the task must fail its grader.
 pub(crate) async fn check_untouched(server: &HttpServer, task: &DesktopTask) -> Result<(), String> {
-    let untouched = episode(server, &task.id).await;
+    let (_, untouched) = episode_with_id(server, &task.id).await?;
     let done = act(&untouched, "terminate", json!({"status": "success"})).await;
     let first = step(&done);
     let _ = untouched.cancel().await;
@@ -52,7 +63,7 @@ pub(crate) async fn check_untouched(server: &HttpServer, task: &DesktopTask) -> 
 
 /// The task's demo, played through the MCP tools, must pass its grader.
 pub(crate) async fn check_demo(server: &HttpServer, task: &DesktopTask) -> Result<(), String> {
-    let solved = episode(server, &task.id).await;
+    let (id, solved) = episode_with_id(server, &task.id).await?;
     for demo_step in task.demo() {
         let (tool, arguments) = demo_call(demo_step);
         let result = act(&solved, tool, arguments).await;
@@ -62,14 +73,22 @@ pub(crate) async fn check_demo(server: &HttpServer, task: &DesktopTask) -> Resul
     }
     let done = act(&solved, "terminate", json!({"status": "success"})).await;
     let step = step(&done);
-    let _ = solved.cancel().await;
     if step["reward"] != 1.0 {
+        // What each check found, revealed once the episode is over.
+        let checks = server
+            .control()
+            .status(&id)
+            .await
+            .map(|status| Value::Object(status.revealed).to_string())
+            .unwrap_or_default();
+        let _ = solved.cancel().await;
         return Err(format!(
-            "{}: the demo must pass the grader: {step} {}",
+            "{}: the demo must pass the grader: {step} {} {checks}",
             task.id,
             text(&done)
         ));
     }
+    let _ = solved.cancel().await;
     Ok(())
 }
 

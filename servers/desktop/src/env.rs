@@ -407,10 +407,20 @@ impl DesktopEpisode {
         vec![Reward::new("success", value)]
     }
 
-    /// Ends the episode: grade, pay, stop nothing yet (close does).
+    /// Grades the desktop for the last time and stops it: an ended episode holds no display,
+    /// applications or page server, whether or not its client ever deletes it.
+    async fn final_grade(&mut self) -> Grade {
+        let grade = self.grade_now().await;
+        if let Some(desktop) = self.desktop.take() {
+            desktop.stop().await;
+        }
+        grade
+    }
+
+    /// Ends the episode: grade, stop the desktop, pay.
     async fn finish(&mut self, status: Option<TerminateStatus>) -> StepOutcome {
         self.claimed = status;
-        let grade = self.grade_now().await;
+        let grade = self.final_grade().await;
         let terminal = self.terminal(&grade);
         let passed = grade.checks.iter().filter(|c| c.passed).count();
         let verdict = if grade.passed {
@@ -615,7 +625,7 @@ impl EpisodeState for DesktopEpisode {
 
     fn finish_at_turn_limit(&mut self) -> BoxFuture<'_, (Option<String>, Vec<Reward>)> {
         Box::pin(async move {
-            let grade = self.grade_now().await;
+            let grade = self.final_grade().await;
             let terminal = self.terminal(&grade);
             let note = if grade.passed {
                 "The desktop was graded: the task is complete."

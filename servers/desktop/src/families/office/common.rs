@@ -1,0 +1,169 @@
+//! Shared pieces of the office families: flat OpenDocument files built as text (LibreOffice
+//! opens `.fods`, `.fodt` and `.fodp` directly), and the demo steps of LibreOffice's Save As
+//! dialog.
+
+use super::super::Instance;
+
+/// A spreadsheet cell's content.
+pub(super) enum Cell {
+    /// Text.
+    Text(String),
+    /// A number.
+    Number(i64),
+}
+
+/// `text` escaped for XML text and attribute values.
+pub(super) fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const NAMESPACES: &str = concat!(
+    r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" "#,
+    r#"xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" "#,
+    r#"xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" "#,
+    r#"xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" "#,
+    r#"xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" "#,
+    r#"xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" "#,
+    r#"xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" "#,
+    r#"office:version="1.2""#,
+);
+
+fn document(mimetype: &str, styles: &str, body: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<office:document {NAMESPACES} \
+         office:mimetype=\"application/vnd.oasis.opendocument.{mimetype}\">\n{styles}<office:body>\n\
+         {body}</office:body>\n</office:document>\n"
+    )
+}
+
+/// A flat spreadsheet with one sheet of `rows`.
+pub(super) fn fods(sheet: &str, rows: &[Vec<Cell>]) -> String {
+    let mut body = format!(
+        "<office:spreadsheet>\n<table:table table:name=\"{}\">\n",
+        xml(sheet)
+    );
+    for row in rows {
+        body.push_str("<table:table-row>");
+        for cell in row {
+            match cell {
+                Cell::Text(t) => body.push_str(&format!(
+                    "<table:table-cell office:value-type=\"string\"><text:p>{}</text:p></table:table-cell>",
+                    xml(t)
+                )),
+                Cell::Number(n) => body.push_str(&format!(
+                    "<table:table-cell office:value-type=\"float\" office:value=\"{n}\"><text:p>{n}</text:p></table:table-cell>"
+                )),
+            }
+        }
+        body.push_str("</table:table-row>\n");
+    }
+    body.push_str("</table:table>\n</office:spreadsheet>\n");
+    document("spreadsheet", "", &body)
+}
+
+/// A flat text document of plain paragraphs.
+pub(super) fn fodt(paragraphs: &[String]) -> String {
+    let mut body = String::from("<office:text>\n");
+    for p in paragraphs {
+        body.push_str(&format!("<text:p>{}</text:p>\n", xml(p)));
+    }
+    body.push_str("</office:text>\n");
+    document("text", "", &body)
+}
+
+/// The "Title, Content" layout: a slide inserted after one that uses it gets a title and an
+/// outline placeholder (after a slide without a layout, a new slide is blank).
+const TITLE_CONTENT: &str = concat!(
+    r#"<office:styles><style:presentation-page-layout style:name="AL1T1">"#,
+    r#"<presentation:placeholder presentation:object="title" svg:x="2cm" svg:y="1cm" svg:width="24cm" svg:height="3cm"/>"#,
+    r#"<presentation:placeholder presentation:object="outline" svg:x="2cm" svg:y="5cm" svg:width="24cm" svg:height="9cm"/>"#,
+    "</style:presentation-page-layout></office:styles>\n",
+);
+
+/// A flat presentation of (title, body) slides, each a title and an outline frame.
+pub(super) fn fodp(slides: &[(String, String)]) -> String {
+    let mut body = String::from("<office:presentation>\n");
+    for (i, (title, text)) in slides.iter().enumerate() {
+        body.push_str(&format!(
+            "<draw:page draw:name=\"page{}\" presentation:presentation-page-layout-name=\"AL1T1\">\
+             <draw:frame presentation:class=\"title\" svg:x=\"2cm\" svg:y=\"1cm\" svg:width=\"24cm\" svg:height=\"3cm\"><draw:text-box><text:p>{}</text:p></draw:text-box></draw:frame>\
+             <draw:frame presentation:class=\"outline\" svg:x=\"2cm\" svg:y=\"5cm\" svg:width=\"24cm\" svg:height=\"9cm\"><draw:text-box><text:p>{}</text:p></draw:text-box></draw:frame>\
+             </draw:page>\n",
+            i + 1,
+            xml(title),
+            xml(text)
+        ));
+    }
+    body.push_str("</office:presentation>\n");
+    document("presentation", TITLE_CONTENT, &body)
+}
+
+/// Positions in Calc's Save As type list (LibreOffice 7.4, a spreadsheet document).
+pub(super) const TYPE_ODS: usize = 0;
+/// Excel 2007-365 (.xlsx).
+pub(super) const TYPE_XLSX: usize = 4;
+/// Text CSV (.csv).
+pub(super) const TYPE_CSV: usize = 12;
+
+/// Opens Save As (Ctrl+Shift+S), replaces the proposed name with `stem`, picks the file type
+/// at `type_index` of the list (the name gets its extension from it) and saves.
+///
+/// The name field holds the document's name unselected, hence Ctrl+A; the type list is
+/// reached with Tab and walked from its top, because typing in it matches entries whose
+/// names hold an en dash ("Excel 2007–365").
+pub(super) fn save_as(instance: Instance, stem: &str, type_index: usize) -> Instance {
+    let mut instance = instance
+        .key("ctrl+shift+s")
+        .wait(1500)
+        .key("ctrl+a")
+        .type_text(stem)
+        .key("Tab")
+        .key("Home");
+    for _ in 0..type_index {
+        instance = instance.key("Down");
+    }
+    instance.wait(300).key("Return").wait(1200)
+}
+
+/// Moves the cell cursor to the zero-based `(col, row)` from A1.
+pub(super) fn go_to(mut instance: Instance, col: usize, row: usize) -> Instance {
+    instance = instance.key("ctrl+Home");
+    for _ in 0..row {
+        instance = instance.key("Down");
+    }
+    for _ in 0..col {
+        instance = instance.key("Right");
+    }
+    instance
+}
+
+/// Distinct words, none containing another (so a check for one never matches inside
+/// another).
+pub(super) fn unrelated_words(g: &mut super::super::Gen, k: usize) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    while out.len() < k {
+        let w = g.word();
+        if out.iter().all(|o| !o.contains(w) && !w.contains(o)) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// A sentence holding `word` (lowercase, mid-sentence) when given, with a name, a city and a
+/// number from the generator: `Mara moved 14 lanterns to the harbor in Oslo.`
+pub(super) fn sentence(g: &mut super::super::Gen, word: Option<&str>) -> String {
+    const VERBS: &[&str] = &[
+        "moved", "counted", "painted", "ordered", "checked", "shipped", "found", "cleaned",
+    ];
+    let who = g.first_name();
+    let verb = *g.pick(VERBS);
+    let n = g.int(2, 99);
+    let what = word.unwrap_or_else(|| g.word());
+    let place = g.word();
+    let city = g.city();
+    format!("{who} {verb} {n} {what}s near the {place} in {city}.")
+}

@@ -1,0 +1,80 @@
+//! `writer_replace_word`: every occurrence of a word in a document replaced by another, the
+//! document saved in place.
+
+use super::super::{Family, FamilySplit, Gen, Instance};
+use super::common::{fodt, sentence, unrelated_words};
+use crate::grading::Check;
+use crate::tasks::App;
+
+pub(super) const FAMILY: Family = Family {
+    name: "writer_replace_word",
+    app: App::Writer,
+    split: FamilySplit::TrainAndTest,
+    about: "LibreOffice Writer: replace every occurrence of a word, saved",
+    generate,
+};
+
+fn generate(g: &mut Gen) -> Instance {
+    loop {
+        if let Some(instance) = attempt(g) {
+            return instance;
+        }
+    }
+}
+
+/// One draw; `None` when the old word shows up elsewhere in the text by chance.
+fn attempt(g: &mut Gen) -> Option<Instance> {
+    let pair = unrelated_words(g, 3);
+    let (old, new, stem) = (pair[0], pair[1], pair[2]);
+    let count = g.int(4, 7) as usize;
+    let hits = g.int(2, 3) as usize;
+    let mut with: Vec<bool> = (0..count).map(|i| i < hits).collect();
+    g.shuffle(&mut with);
+    let sentences: Vec<String> = with
+        .iter()
+        .map(|&w| sentence(g, w.then_some(old)))
+        .collect();
+    let text = sentences.join(" ");
+    // The word must occur only where it was put (LibreOffice's search ignores case).
+    if text.to_lowercase().matches(old).count() != hits || text.contains(new) {
+        return None;
+    }
+    let paragraphs: Vec<String> = sentences.chunks(2).map(|c| c.join(" ")).collect();
+    let source = format!("{stem}.fodt");
+    let first_hit = with.iter().position(|&w| w).expect("hits");
+    let replaced = sentences[first_hit].replace(old, new);
+    let instruction = format!(
+        "LibreOffice Writer has {source} (in /home/user) open. Replace every occurrence of the \
+         word \"{old}\" with \"{new}\" (so \"{old}s\" becomes \"{new}s\"), then save the \
+         document under the same name and format."
+    );
+    Some(
+        Instance::new(instruction)
+            .file(&source, fodt(&paragraphs))
+            .launch(["libreoffice", "--writer", source.as_str()])
+            .check(Check::DocumentLacks {
+                path: source.clone(),
+                text: old.into(),
+            })
+            .check(Check::DocumentContains {
+                path: source.clone(),
+                text: replaced,
+            })
+            .wait(2500)
+            // Find and Replace: the search field has the focus; Tab thrice reaches the
+            // replacement; Alt+L is Replace All.
+            .key("ctrl+h")
+            .wait(1000)
+            .type_text(old)
+            .key("Tab")
+            .key("Tab")
+            .key("Tab")
+            .type_text(new)
+            .key("alt+l")
+            .wait(700)
+            .key("Escape")
+            .wait(300)
+            .key("ctrl+s")
+            .wait(1500),
+    )
+}
