@@ -171,7 +171,7 @@ impl AppLine {
 fn installed(program: &str) -> bool {
     let exists = |path: &Path| path.is_file();
     match program {
-        "chromium" => exists(Path::new("/usr/lib/chromium/chromium")),
+        "chromium" => exists(Path::new(crate::apps::chromium::BINARY)),
         "libreoffice" => PROGRAM_DIRS
             .iter()
             .any(|dir| exists(&Path::new(dir).join("soffice"))),
