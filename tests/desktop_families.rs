@@ -1,6 +1,7 @@
 //! Every desktop task family through the real binary: on each of 20 seeds (instances spread
 //! over both splits) the family's scripted solution, played through the MCP tools, passes its
-//! grader, and on the first three the untouched desktop fails it (a grader that passes an
+//! grader (a demo that misses a key on a loaded machine gets a second try on a fresh desktop),
+//! and on the first three the untouched desktop fails it (a grader that passes an
 //! untouched desktop does so on every seed: the checks do not depend on the numbers drawn).
 //!
 //! `MCPGYM_FAMILIES=a,b` runs only those families; `MCPGYM_FAMILY_SEEDS=N` plays N instances
@@ -62,7 +63,7 @@ async fn every_family_fails_untouched_and_passes_after_its_demo() {
         })
         .collect();
     // A few desktops at a time: enough to overlap start-up, few enough for two cores.
-    let mut failures = Vec::new();
+    let (mut failures, mut retried) = (Vec::new(), Vec::new());
     for chunk in tasks.chunks(3) {
         let runs: Vec<_> = chunk
             .iter()
@@ -72,19 +73,36 @@ async fn every_family_fails_untouched_and_passes_after_its_demo() {
                     if untouched {
                         check_untouched(&server, &task).await?;
                     }
-                    check_demo(&server, &task).await
+                    // A demo is a fixed script of keys and waits: on a loaded machine an
+                    // application can miss one. A grader or demo that is wrong fails the
+                    // same way twice; a missed key, almost never.
+                    match check_demo(&server, &task).await {
+                        Ok(()) => Ok(None),
+                        Err(first) => match check_demo(&server, &task).await {
+                            Ok(()) => Ok(Some(first)),
+                            Err(second) => Err(format!("{first}\nand again: {second}")),
+                        },
+                    }
                 })
             })
             .collect();
         for run in runs {
             // A desktop that did not start fails its instance, not the whole run.
             match run.await {
-                Ok(Ok(())) => {}
+                Ok(Ok(None)) => {}
+                Ok(Ok(Some(first))) => retried.push(first),
                 Ok(Err(message)) => failures.push(message),
                 Err(panicked) => failures.push(panicked.to_string()),
             }
         }
     }
+    // Shown with --nocapture: how often a demo needed its second try.
+    println!(
+        "{} of {} demos passed on their second try:\n{}",
+        retried.len(),
+        tasks.len(),
+        retried.join("\n")
+    );
     assert!(
         failures.is_empty(),
         "{} of {} instances failed:\n{}",

@@ -728,3 +728,41 @@ async fn the_browser_and_the_office_suite_run_jailed_with_only_the_tasks_pages()
     }
     let _ = std::fs::remove_dir_all(&folder);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_reaches_the_page_server_and_nothing_else() {
+    // The page probes from inside the browser's jail and reports to the page server. Port
+    // 8001 on loopback: Chromium refuses low ports outright, which would prove nothing.
+    let probe = r#"<title>Probe</title><script>
+async function probe(url) {
+  try { await fetch(url, {mode: 'no-cors', cache: 'no-store'}); return 'reached'; }
+  catch (e) { return 'blocked'; }
+}
+(async () => {
+  const local = await probe('/probe.txt');
+  const outside = await probe('http://1.1.1.1/');
+  const named = await probe('http://example.com/');
+  const loopback = await probe('http://127.0.0.1:8001/');
+  location.href = '/report.html?local=' + local + '&outside=' + outside +
+    '&named=' + named + '&loopback=' + loopback;
+})();
+</script>"#;
+    let folder = std::env::temp_dir().join(format!("mcpgym-net-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("tasks.jsonl");
+    let task = json!({"id": "probe", "prompt": "Look at the page.", "apps": ["browser"],
+        "pages": [{"path": "index.html", "body": probe},
+                  {"path": "probe.txt", "body": "ok"},
+                  {"path": "report.html", "body": "<title>Reported</title>"}],
+        "checks": [{"kind": "page_request", "method": "GET", "path": "/report.html",
+                    "fields": {"local": "reached", "outside": "blocked",
+                               "named": "blocked", "loopback": "blocked"}}]});
+    std::fs::write(&file, task.to_string()).unwrap();
+    let server = HttpServer::start(&["desktop", "--tasks", file.to_str().unwrap()]);
+    let (_, client) = episode(&server, "probe").await;
+    // Chromium starts, loads the page, probes and reports: a few seconds.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let done = act(&client, "terminate", json!({"status": "success"})).await;
+    assert_eq!(step(&done)["reward"], 1.0, "{}", text(&done));
+    let _ = std::fs::remove_dir_all(&folder);
+}
