@@ -10,6 +10,12 @@ use crate::worker::{InputStep, Press};
 /// so one event never holds the worker for long.
 const TYPE_CHUNK: usize = 50;
 
+/// The pause before a character typed right after the same character. Toolkits that filter
+/// X key auto-repeat (LibreOffice's X11 back end among them) take a release and a press of
+/// one key in quick succession for auto-repeat and drop the second: "apples" arrived as
+/// "aples", "888" as "8".
+const REPEAT_GAP_MS: u64 = 60;
+
 /// The input events that perform `action`, or `None` for actions that are not input
 /// (screenshots, waits, zoom, terminate, answers, queries).
 pub fn plan(action: &Action) -> Option<Vec<InputStep>> {
@@ -107,11 +113,25 @@ pub fn plan(action: &Action) -> Option<Vec<InputStep>> {
             release_keys(&mut steps, modifiers);
         }
         Action::Type { text } => {
-            let chars: Vec<char> = text.chars().collect();
-            for chunk in chars.chunks(TYPE_CHUNK) {
-                steps.push(InputStep::Text {
-                    text: chunk.iter().collect(),
-                });
+            let mut chunk = String::new();
+            let (mut in_chunk, mut previous) = (0, None);
+            for c in text.chars() {
+                let repeated = previous == Some(c);
+                if (repeated || in_chunk == TYPE_CHUNK) && !chunk.is_empty() {
+                    steps.push(InputStep::Text {
+                        text: std::mem::take(&mut chunk),
+                    });
+                    in_chunk = 0;
+                }
+                if repeated {
+                    steps.push(InputStep::Sleep { ms: REPEAT_GAP_MS });
+                }
+                chunk.push(c);
+                in_chunk += 1;
+                previous = Some(c);
+            }
+            if !chunk.is_empty() {
+                steps.push(InputStep::Text { text: chunk });
             }
         }
         Action::Key { chords } => {
@@ -283,7 +303,7 @@ mod tests {
 
     #[test]
     fn long_text_is_typed_in_chunks() {
-        let text = "é".repeat(120);
+        let text = "éa".repeat(60);
         let steps = plan(&Action::Type { text: text.clone() }).unwrap();
         assert_eq!(steps.len(), 3);
         let typed: String = steps
@@ -295,5 +315,27 @@ mod tests {
             .collect();
         assert_eq!(typed, text);
         assert!(plan(&Action::Screenshot).is_none());
+    }
+
+    #[test]
+    fn a_repeated_character_waits_before_it_is_typed() {
+        let steps = plan(&Action::Type {
+            text: "apples 888".into(),
+        })
+        .unwrap();
+        assert_eq!(
+            steps,
+            [
+                InputStep::Text { text: "ap".into() },
+                InputStep::Sleep { ms: REPEAT_GAP_MS },
+                InputStep::Text {
+                    text: "ples 8".into()
+                },
+                InputStep::Sleep { ms: REPEAT_GAP_MS },
+                InputStep::Text { text: "8".into() },
+                InputStep::Sleep { ms: REPEAT_GAP_MS },
+                InputStep::Text { text: "8".into() },
+            ]
+        );
     }
 }

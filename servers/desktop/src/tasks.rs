@@ -57,6 +57,18 @@
 //!   search and keeps the selection, Return opens it. Ctrl+Shift+N asks for a new folder's
 //!   name, F2 renames, Delete asks whether to move to the trash (`~/.local/share/Trash`, Yes
 //!   focused), Ctrl+X / Ctrl+C then Ctrl+V in another folder moves or copies.
+//! - LibreOffice 7.4 (X11 back end): Ctrl+Shift+S opens Save As with the current name
+//!   unselected (Ctrl+A first); the file type is reached with Tab, then Home and Down (typing
+//!   an entry's name fails: the names hold an en dash). Alt+D then A or N sorts ascending or
+//!   descending; Alt+I, C inserts a chart and Return finishes its wizard; Ctrl+H is Find &
+//!   Replace (Tab three times reaches the replacement, Alt+L replaces all); Alt+F, E, D
+//!   exports a PDF; in Impress, Ctrl+M adds a slide after the current one. It drops the
+//!   second of two identical keys typed in quick succession (taking them for auto-repeat),
+//!   so the `type` action pauses before a repeated character.
+//! - Chromium: Ctrl+L focuses the address bar, Tab moves between a page's fields, Space
+//!   toggles a checkbox, a list's type-ahead wants the option's name in lowercase, Ctrl+D
+//!   then Return bookmarks the page, and the bookmarks file is written about 2.5 s after a
+//!   change. Downloads land in `~/Downloads` without a prompt.
 
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};

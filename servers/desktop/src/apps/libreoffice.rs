@@ -4,7 +4,9 @@
 //! for one by default, `~/.config/libreoffice/4/user`), so the first window is the document:
 //! no tip of the day, no first-run or "what's new" bars, no update check, no usage reports,
 //! no template chooser in Impress, no recovery or autosave, and macros never run. Saving in a
-//! foreign format (`.xlsx`, `.csv`, `.docx`) does not ask whether to keep it. Dialogs are
+//! foreign format (`.xlsx`, `.csv`, `.docx`) does not ask whether to keep it. Calc's
+//! AutoInput is off: its suggestions, popping up while a formula or a word is typed,
+//! swallowed typed letters (`=sum(` arrived as `=sm(`). Dialogs are
 //! LibreOffice's own (the only display plugin installed is the plain X11 one).
 //!
 //! `FILE` is relative to home; flat ODF files (`.fods`, `.fodt`, `.fodp`), which are plain
