@@ -40,7 +40,7 @@
 //! line number, and one bad line fails the load (a half-loaded dataset would skew training).
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
@@ -55,36 +55,7 @@ pub const MAX_TASK_BYTES: usize = 64 << 20;
 /// Where the applications' programs are looked up (the jail's `PATH`).
 const PROGRAM_DIRS: &[&str] = &["/usr/local/bin", "/usr/bin", "/bin"];
 
-/// Why a task file could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskFileError {
-    /// The file could not be read.
-    #[error("cannot read the task file {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A line is not a valid task.
-    #[error("{path}, line {line}: {message}")]
-    Line {
-        /// The file.
-        path: PathBuf,
-        /// The line number, from 1.
-        line: usize,
-        /// What is wrong, and what to do.
-        message: String,
-    },
-    /// The file holds no task.
-    #[error(
-        "{path} holds no task: write one JSON object per line (see the README's desktop task file section)"
-    )]
-    Empty {
-        /// The file.
-        path: PathBuf,
-    },
-}
+pub use mcpgym_env::TaskFileError;
 
 /// A line of a task file, as written.
 #[derive(Debug, Deserialize)]

@@ -37,5 +37,5 @@ pub mod __private {
 pub use choice::{Choice, UnknownChoice};
 pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
 pub use reward::Reward;
-pub use task::{Split, TaskFamily, TaskSet, parse_family_id};
+pub use task::{Split, TaskFamily, TaskFileError, TaskSet, parse_family_id};
 pub use tools::{Effect, NoArguments, ToolTable};

@@ -1,5 +1,7 @@
 //! Task identifiers and train/test splits.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use crate::rng::EpisodeRng;
@@ -281,4 +283,35 @@ mod tests {
         assert_eq!(seen.len(), 2);
         assert_eq!(set.pick(Split::Train, 9), set.pick(Split::Train, 9));
     }
+}
+
+/// Why a task file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskFileError {
+    /// The file could not be read.
+    #[error("cannot read the task file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not a valid task.
+    #[error("{path}, line {line}: {message}")]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// The line number, from 1.
+        line: usize,
+        /// What is wrong, and what to do.
+        message: String,
+    },
+    /// The file holds no task.
+    #[error(
+        "{path} holds no task: write one JSON object per line (see the README's task file sections)"
+    )]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
 }

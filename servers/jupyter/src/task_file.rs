@@ -44,36 +44,7 @@ use crate::tasks::{Grader, Task, TaskKind};
 /// The most bytes of files one task may carry (its files travel into every episode's sandbox).
 pub const MAX_TASK_BYTES: usize = 64 << 20;
 
-/// Why a task file could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskFileError {
-    /// The file could not be read.
-    #[error("cannot read the task file {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A line is not a valid task.
-    #[error("{path}, line {line}: {message}")]
-    Line {
-        /// The file.
-        path: PathBuf,
-        /// The line number, from 1.
-        line: usize,
-        /// What is wrong, and what to do.
-        message: String,
-    },
-    /// The file holds no task.
-    #[error(
-        "{path} holds no task: write one JSON object per line (see the README's task file section)"
-    )]
-    Empty {
-        /// The file.
-        path: PathBuf,
-    },
-}
+pub use mcpgym_env::TaskFileError;
 
 /// A line of a task file, as written.
 #[derive(Debug, Deserialize)]

@@ -19,30 +19,16 @@ mod classic;
 mod office;
 mod web;
 
-use std::ops::Range;
 use std::sync::LazyLock;
 
 use mcpgym_env::{Split, TaskFamily};
+
+pub use mcpgym_env::generate::{FamilySplit, TEST, TRAIN};
 
 pub use mcpgym_env::generate::{Gen, words};
 
 use crate::grading::Check;
 use crate::tasks::{App, DemoStep, DesktopTask, HomeFile, Page};
-
-/// Instance numbers of a training family's train split.
-pub const TRAIN: Range<u64> = 0..900_000;
-/// Instance numbers of a training family's test split (and, with [`TRAIN`], of a held-out
-/// family's).
-pub const TEST: Range<u64> = 900_000..1_000_000;
-
-/// Which splits a family serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FamilySplit {
-    /// Train instances from [`TRAIN`], test instances from [`TEST`].
-    TrainAndTest,
-    /// Held out: every instance is a test instance; training never sees the family.
-    TestOnly,
-}
 
 /// A family of generated desktop tasks.
 #[derive(Debug, Clone, Copy)]
@@ -71,10 +57,7 @@ pub fn family(name: &str) -> Option<&'static Family> {
 impl Family {
     /// The family's instance ranges, for a [`mcpgym_env::TaskSet`].
     pub fn ranges(&self) -> TaskFamily {
-        match self.split {
-            FamilySplit::TrainAndTest => TaskFamily::new(self.name, TRAIN, TEST),
-            FamilySplit::TestOnly => TaskFamily::new(self.name, 0..0, TRAIN.start..TEST.end),
-        }
+        self.split.ranges(self.name)
     }
 
     /// Instance `n` as a task (`None` when `n` is outside the family's ranges).

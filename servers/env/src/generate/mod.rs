@@ -7,7 +7,35 @@
 
 pub mod words;
 
+use std::ops::Range;
+
+use crate::TaskFamily;
 use crate::rng::EpisodeRng;
+
+/// Instance numbers of a training family's train split.
+pub const TRAIN: Range<u64> = 0..900_000;
+/// Instance numbers of a training family's test split (and, with [`TRAIN`], of a held-out
+/// family's).
+pub const TEST: Range<u64> = 900_000..1_000_000;
+
+/// Which splits a family serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilySplit {
+    /// Train instances from [`TRAIN`], test instances from [`TEST`].
+    TrainAndTest,
+    /// Held out: every instance is a test instance; training never sees the family.
+    TestOnly,
+}
+
+impl FamilySplit {
+    /// The instance ranges of family `name` with this split, for a [`crate::TaskSet`].
+    pub fn ranges(self, name: &str) -> TaskFamily {
+        match self {
+            FamilySplit::TrainAndTest => TaskFamily::new(name, TRAIN, TEST),
+            FamilySplit::TestOnly => TaskFamily::new(name, 0..0, TRAIN.start..TEST.end),
+        }
+    }
+}
 
 /// A seeded stream of random choices for one instance of one family: the same family name
 /// and instance number give the same choices on every machine and every version of Rust.

@@ -74,3 +74,19 @@ pub static WORDS: &[&str] = &[
     "number", "oyster", "pepper", "rocket", "silver", "timber", "velvet", "walnut", "blossom",
     "canyon", "dolphin", "ember", "falcon", "granite", "horizon", "ivory", "jasmine", "kernel",
 ];
+
+/// The months of the year, in English.
+pub static MONTHS: &[&str] = &[
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];

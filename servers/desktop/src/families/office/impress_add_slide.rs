@@ -17,21 +17,6 @@ pub(super) const FAMILY: Family = Family {
 const TOPICS: &[&str] = &[
     "Plans", "Budget", "Team", "Timeline", "Risks", "Goals", "Review",
 ];
-const MONTHS: &[&str] = &[
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-
 fn generate(g: &mut Gen) -> Instance {
     let count = g.int(1, 3) as usize;
     let picked = unrelated_words(g, count + 2);
@@ -50,7 +35,7 @@ fn generate(g: &mut Gen) -> Instance {
         "{} opens the {} office in {}",
         g.pick(words::FIRST_NAMES),
         picked[count],
-        g.pick(MONTHS)
+        g.pick(words::MONTHS)
     );
     let source = format!("{stem}.fodp");
     let instruction = format!(

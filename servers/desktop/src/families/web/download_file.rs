@@ -2,7 +2,7 @@
 //! into the Downloads folder.
 
 use super::common::{START_WAIT, capital, escape, html, open_page};
-use crate::families::{Family, FamilySplit, Gen, Instance};
+use crate::families::{Family, FamilySplit, Gen, Instance, words};
 use crate::grading::Check;
 use crate::tasks::App;
 
@@ -23,21 +23,6 @@ const TOPICS: &[&str] = &[
     "payroll",
     "energy",
     "orders",
-];
-
-const MONTHS: &[&str] = &[
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
 ];
 
 /// A small CSV of the topic for the month.
@@ -73,7 +58,7 @@ fn generate(g: &mut Gen) -> Instance {
         links.push_str(&format!(
             "<li><a href=\"/files/{name}\">{} {} {year}</a></li>\n",
             escape(&capital(topic)),
-            MONTHS[m]
+            words::MONTHS[m]
         ));
         files.push((name, body, m));
     }
@@ -84,7 +69,7 @@ fn generate(g: &mut Gen) -> Instance {
     );
     let mut instance = Instance::new(format!(
         "The browser shows the reports page of the {team}. Download the {topic} report for {} {year}, so that it is saved as Downloads/{name} in your home folder (/home/user).",
-        MONTHS[month]
+        words::MONTHS[month]
     ))
     .page("index.html", page);
     for (file, text, _) in &files {
