@@ -71,7 +71,14 @@ fn generate(g: &mut Gen) -> Instance {
     let instance = go_to(instance, 0, target - 1)
         .type_text(label)
         .key("Tab")
-        .type_text(format!("={function}(B2:B{last})"))
+        // Calc starts its formula machinery at "=" and on the function's name, and drops
+        // keys typed meanwhile on a loaded machine: a pause after each.
+        .type_text("=")
+        .wait(250)
+        .type_text(format!("{function}("))
+        .wait(250)
+        .type_text(format!("B2:B{last})"))
+        .wait(150)
         .key("Return")
         .wait(300);
     save_as(instance, stem, TYPE_XLSX)
