@@ -563,7 +563,7 @@ async fn remove_folder(folder: PathBuf) {
 }
 
 /// Hands a path to the jail's user (when there is one).
-fn chown(path: &Path, user: Option<HostUser>) -> Result<(), DesktopError> {
+pub(crate) fn chown(path: &Path, user: Option<HostUser>) -> Result<(), DesktopError> {
     let Some(user) = user else {
         return Ok(());
     };

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use mcpgym_jail::{Bind, HostUser};
 
 use super::{AppContext, Prepared};
-use crate::session::DesktopError;
+use crate::session::{DesktopError, chown};
 
 /// The profile's settings, copied into every home that launches LibreOffice.
 const REGISTRY: &str = include_str!("libreoffice-profile/registrymodifications.xcu");
@@ -120,19 +120,6 @@ fn write_profile(home: &Path, user: Option<HostUser>) -> Result<(), DesktopError
     }
     std::fs::write(&file, REGISTRY).map_err(io("write", &file))?;
     chown(&file, user)
-}
-
-fn chown(path: &Path, user: Option<HostUser>) -> Result<(), DesktopError> {
-    let Some(user) = user else {
-        return Ok(());
-    };
-    std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid)).map_err(|source| {
-        DesktopError::Io {
-            action: "chown",
-            path: path.to_owned(),
-            source,
-        }
-    })
 }
 
 #[cfg(test)]
