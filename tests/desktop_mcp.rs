@@ -127,6 +127,16 @@ async fn actions_have_their_effects_on_a_real_desktop() {
     let enter = act(&client, "key", json!({"text": "Return"})).await;
     assert!(!is_error(&enter), "{}", text(&enter));
     assert_eq!(read_file(&client, "typed.txt").await, "héllo ✓");
+
+    // Every printable ASCII character arrives, capitals and shifted symbols with Shift held
+    // on their own keys: typing them rebinds no key (é and ✓ above did, on spare keycodes).
+    let keymap = shell(&client, "xmodmap -pke").await;
+    let ascii: String = (' '..='~').collect();
+    act(&client, "type", json!({"text": "cat > ascii.txt\n"})).await;
+    act(&client, "type", json!({ "text": format!("{ascii}\n") })).await;
+    act(&client, "key", json!({"text": "ctrl+d"})).await;
+    assert_eq!(read_file(&client, "ascii.txt").await, format!("{ascii}\n"));
+    assert_eq!(shell(&client, "xmodmap -pke").await, keymap);
     let after = screenshot(&client).await;
     assert!(
         differing_pixels(&before, &after) > 100,

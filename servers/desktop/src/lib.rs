@@ -10,6 +10,7 @@ pub mod env;
 pub mod families;
 pub mod grading;
 pub mod input;
+pub mod keyboard;
 pub mod keys;
 pub mod pages;
 pub mod scale;

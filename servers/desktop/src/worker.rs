@@ -18,10 +18,15 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::action::{MouseButton, Rect};
+use crate::keyboard::{Keymap, Stroke};
+use crate::keys::Key;
 
 /// Time a request may take beyond its own pauses and typing before the worker is presumed
 /// hung.
 const REQUEST_MARGIN: Duration = Duration::from_secs(30);
+
+/// How long clients get to reread the keyboard map after a spare keycode is bound.
+const BIND_SETTLE: Duration = Duration::from_millis(100);
 
 /// Which way a key or button goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -335,6 +340,7 @@ pub fn serve_stdio() -> std::io::Result<()> {
 struct Devices {
     display: String,
     enigo: Option<enigo::Enigo>,
+    typist: Option<Typist>,
     monitor: Option<xcap::Monitor>,
 }
 
@@ -343,6 +349,7 @@ impl Devices {
         Self {
             display,
             enigo: None,
+            typist: None,
             monitor: None,
         }
     }
@@ -426,14 +433,19 @@ impl Devices {
     }
 
     fn input(&mut self, steps: &[InputStep]) -> Result<(), String> {
-        use enigo::{Axis, Coordinate, Direction, Keyboard, Mouse};
+        use enigo::{Axis, Coordinate, Direction, Mouse};
         let direction = |press: Press| match press {
             Press::Press => Direction::Press,
             Press::Release => Direction::Release,
             Press::Click => Direction::Click,
         };
         let display = self.display.clone();
-        let enigo = self.enigo()?;
+        if self.typist.is_none() {
+            self.typist = Some(Typist::connect(&display)?);
+        }
+        self.enigo()?;
+        let enigo = self.enigo.as_mut().expect("set above");
+        let typist = self.typist.as_mut().expect("set above");
         for step in steps {
             let result = match step {
                 InputStep::MoveTo { x, y } => {
@@ -450,9 +462,15 @@ impl Devices {
                     enigo.button(button, direction(*press))
                 }
                 InputStep::Key { keysym, press } => {
-                    enigo.key(enigo::Key::Other(*keysym), direction(*press))
+                    typist.key(enigo, *keysym, direction(*press))?;
+                    Ok(())
                 }
-                InputStep::Text { text } => enigo.text(text),
+                InputStep::Text { text } => {
+                    for c in text.chars() {
+                        typist.key(enigo, Key::from_char(c).keysym, Direction::Click)?;
+                    }
+                    Ok(())
+                }
                 InputStep::Scroll { clicks, horizontal } => enigo.scroll(
                     *clicks,
                     if *horizontal {
@@ -478,6 +496,110 @@ impl Devices {
             .location()
             .map_err(|e| format!("cannot read the pointer: {e}"))?;
         Ok(Reply::Cursor { x, y })
+    }
+}
+
+/// The display's keyboard map, and the keys the worker holds down on it.
+struct Typist {
+    conn: x11rb::rust_connection::RustConnection,
+    map: Keymap,
+    /// Keycodes pressed and not yet released.
+    held: Vec<u8>,
+    /// Keycodes pressed with a Shift the worker added for them, released with them.
+    shifted: Vec<u8>,
+}
+
+impl Typist {
+    fn connect(display: &str) -> Result<Self, String> {
+        use x11rb::connection::Connection;
+        use x11rb::protocol::xproto::ConnectionExt;
+        let failed =
+            |e: &dyn std::fmt::Display| format!("cannot read the keyboard map of {display}: {e}");
+        let (conn, _) = x11rb::connect(Some(display)).map_err(|e| failed(&e))?;
+        let (min, max) = (conn.setup().min_keycode, conn.setup().max_keycode);
+        let reply = conn
+            .get_keyboard_mapping(min, max - min + 1)
+            .map_err(|e| failed(&e))?
+            .reply()
+            .map_err(|e| failed(&e))?;
+        let map = Keymap::new(min, reply.keysyms_per_keycode, reply.keysyms);
+        Ok(Self {
+            conn,
+            map,
+            held: Vec::new(),
+            shifted: Vec::new(),
+        })
+    }
+
+    /// Presses, releases or clicks the key typing `keysym`, holding Shift for it when the
+    /// map has it on a key's second level, binding a spare keycode when the map lacks it.
+    fn key(
+        &mut self,
+        enigo: &mut enigo::Enigo,
+        keysym: u32,
+        direction: enigo::Direction,
+    ) -> Result<(), String> {
+        use enigo::{Direction, Keyboard};
+        let failed = |e: &dyn std::fmt::Display| format!("cannot press key 0x{keysym:x}: {e}");
+        let stroke = self.map.stroke(keysym, &self.held).ok_or_else(|| {
+            format!("cannot press key 0x{keysym:x}: every spare keycode is held down; release some keys first")
+        })?;
+        if let Stroke::Bind(keycode) = stroke {
+            self.bind(keycode, keysym).map_err(|e| failed(&e))?;
+        }
+        let keycode = stroke.keycode();
+        let shift = match (stroke, self.map.shift()) {
+            (Stroke::Shifted(_), Some(shift)) if !self.held.contains(&shift) => Some(shift),
+            _ => None,
+        };
+        let mut raw = |keycode: u8, direction| {
+            enigo
+                .raw(u16::from(keycode), direction)
+                .map_err(|e| failed(&e))
+        };
+        match direction {
+            Direction::Press => {
+                if let Some(shift) = shift {
+                    raw(shift, Direction::Press)?;
+                    self.shifted.push(keycode);
+                }
+                raw(keycode, Direction::Press)?;
+                self.held.push(keycode);
+            }
+            Direction::Release => {
+                raw(keycode, Direction::Release)?;
+                self.held.retain(|&k| k != keycode);
+                if let Some(at) = self.shifted.iter().position(|&k| k == keycode) {
+                    self.shifted.remove(at);
+                    if let Some(shift) = self.map.shift() {
+                        raw(shift, Direction::Release)?;
+                    }
+                }
+            }
+            Direction::Click => {
+                if let Some(shift) = shift {
+                    raw(shift, Direction::Press)?;
+                }
+                raw(keycode, Direction::Click)?;
+                if let Some(shift) = shift {
+                    raw(shift, Direction::Release)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds `keysym` to `keycode` on both levels, then gives clients a moment to reread the
+    /// map before the key is pressed.
+    fn bind(&self, keycode: u8, keysym: u32) -> Result<(), String> {
+        use x11rb::wrapper::ConnectionExt as _;
+        use x11rb::protocol::xproto::ConnectionExt;
+        self.conn
+            .change_keyboard_mapping(1, keycode, 2, &[keysym, keysym])
+            .map_err(|e| e.to_string())?;
+        self.conn.sync().map_err(|e| e.to_string())?;
+        std::thread::sleep(BIND_SETTLE);
+        Ok(())
     }
 }
 
