@@ -102,9 +102,31 @@ async fn round_trip_create_play_inspect_delete() {
     let again = control.close(&id).await.unwrap_err();
     assert_eq!(code_of(&again), 404);
 
-    // The file outlives the episode and is served from disk.
+    // The file outlives the episode and is served from disk. It is the whole episode: a
+    // header naming where it came from, the same step records, and the final status with
+    // what the environment revealed.
     let file = std::fs::read_to_string(dir.join(format!("{id}.jsonl"))).unwrap();
-    assert_eq!(file, body);
+    let lines: Vec<&str> = file.lines().collect();
+    let header: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(header["record"], "header");
+    assert_eq!(header["episode"], json!(id));
+    assert_eq!(
+        (&header["env"], &header["task"], &header["max_turns"]),
+        (
+            &json!("wordle"),
+            &json!("test-0000"),
+            &json!(status.max_turns)
+        )
+    );
+    assert_eq!(header["seed"], json!(created.seed));
+    assert_eq!(header["options"], json!({}));
+    assert_eq!(header["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(lines[1..4].join("\n") + "\n", body);
+    let end: Value = serde_json::from_str(lines[4]).unwrap();
+    assert_eq!(end["record"], "end");
+    assert_eq!(end["status"]["answer"], "serif");
+    assert_eq!(end["status"]["return"], json!(status.return_));
+    assert_eq!(lines.len(), 5);
     let from_disk = server.trajectory(&id).await;
     assert_eq!(from_disk, body);
     let traversal = http()
@@ -615,8 +637,10 @@ async fn trajectory_records_stay_within_their_budget() {
     let file = dir.join(format!("{id}.jsonl"));
     let mut from_file = String::new();
     for _ in 0..200 {
-        from_file = std::fs::read_to_string(&file).unwrap_or_default();
-        if from_file.ends_with('\n') {
+        // The header, then the step record.
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.ends_with('\n') && text.lines().count() == 2 {
+            from_file = text.lines().nth(1).unwrap().to_owned();
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -31,9 +31,11 @@ class Recorded:
         return metric(self.server.url, "mcpgym_episodes_started_total", env="wordle")
 
     def episode(self, episode_id: str) -> list[dict[str, object]]:
-        """The server's records of one episode, one per tool call."""
+        """The server's step records of one episode, one per tool call (the file's header and
+        end records left out)."""
         path = self.directory / f"{episode_id}.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [record for record in records if record.get("record") == "step"]
 
 
 @pytest.fixture(scope="module")

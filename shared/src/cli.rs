@@ -9,6 +9,7 @@ use mcpgym_serve::ServeConfig;
 use crate::http::HttpOptions;
 use crate::hub::HubSettings;
 use crate::task::Split;
+use crate::trajectory::ImagePolicy;
 
 /// Episode, session and HTTP flags common to every environment.
 #[derive(Debug, Clone, clap::Args)]
@@ -32,9 +33,16 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
-    /// Write each episode's trajectory to DIR/EPISODE_ID.jsonl (one record per tool call).
+    /// Write each episode's trajectory to DIR/EPISODE_ID.jsonl: a header (env, task, seed,
+    /// options), one record per tool call, and the final status. Observation images go to
+    /// DIR/EPISODE_ID/TURN-N.png. Watch them with `mcpgym view DIR`.
     #[arg(long, value_name = "DIR")]
     pub trajectory_dir: Option<PathBuf>,
+
+    /// Which observation images (screenshots, plots) --trajectory-dir keeps: all, none, or N
+    /// for one step in N.
+    #[arg(long, value_name = "all|none|N", default_value = "all")]
+    pub trajectory_images: ImagePolicy,
 
     /// Bearer token every HTTP request must carry (Authorization: Bearer TOKEN), except
     /// GET /healthz. Required to listen beyond loopback.
@@ -127,6 +135,7 @@ impl CommonArgs {
         HubSettings {
             max_turns: self.max_turns,
             trajectory_dir: self.trajectory_dir.clone(),
+            trajectory_images: self.trajectory_images,
             max_episodes: self.max_episodes,
             idle_ttl: Duration::from_secs(self.idle_ttl),
             default_task: self.task.clone(),

@@ -194,6 +194,9 @@ pub struct Status {
     /// Whether it ended because the environment failed, not because of the agent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aborted: bool,
+    /// The options the episode was created with.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub options: JsonObject,
     /// What the environment reveals once done (e.g. `answer`); empty before.
     #[serde(flatten)]
     pub revealed: JsonObject,

@@ -1,6 +1,6 @@
 //! One run of one task: the turn count, the turn limit, the reward ledger and the trajectory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,9 +12,13 @@ use crate::env::{EpisodeState, StepOutcome};
 use crate::reward::{RewardLedger, StepReward};
 use crate::step::StepRecord;
 use crate::trajectory::{
-    TrajectoryRecord, TrajectorySink, clipped_arguments, clipped_observation_text,
-    clipped_structured,
+    ObservationImage, TrajectoryEnd, TrajectoryHeader, TrajectoryRecord, TrajectorySink,
+    clipped_arguments, clipped_observation_text, clipped_structured, now_rfc3339,
 };
+
+/// Observation images an episode keeps in memory for the live viewer, newest last: enough to
+/// step back through the last few screenshots, about 40 KB each.
+pub const RECENT_IMAGES: usize = 16;
 
 /// The public state of an episode, as `GET /episodes/{id}` returns it.
 #[derive(Debug, Clone, Serialize)]
@@ -43,12 +47,33 @@ pub struct EpisodeStatus {
     /// Whether it ended because the environment failed, not because of the agent.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub aborted: bool,
+    /// The options the episode was created with (left out when none).
+    #[serde(skip_serializing_if = "JsonObject::is_empty")]
+    pub options: JsonObject,
     /// What the environment reveals once done (e.g. `answer`); empty before.
     #[serde(flatten)]
     pub revealed: JsonObject,
 }
 
+/// Whether an episode's outcome counts as solving its task, for pass rates: its `success` or
+/// `win` reward component is positive when it has one, otherwise its return is; an aborted
+/// episode never passes.
+pub fn passed(return_: f64, components: &BTreeMap<String, f64>, aborted: bool) -> bool {
+    if aborted {
+        return false;
+    }
+    match components.get("success").or_else(|| components.get("win")) {
+        Some(value) => *value > 0.0,
+        None => return_ > 0.0,
+    }
+}
+
 impl EpisodeStatus {
+    /// Whether the episode solved its task ([`passed`]).
+    pub fn passed(&self) -> bool {
+        passed(self.return_, &self.reward_components, self.aborted)
+    }
+
     /// Brings the status up to date with a step of its episode (what the episode reveals
     /// once done is set apart, by whoever saw it finish).
     pub fn apply(&mut self, step: &StepRecord) {
@@ -70,6 +95,7 @@ pub struct Episode {
     env: &'static str,
     task: String,
     seed: u64,
+    options: JsonObject,
     turn: u32,
     max_turns: u32,
     done: bool,
@@ -80,6 +106,12 @@ pub struct Episode {
     /// One record per tool call.
     trajectory: Vec<Arc<TrajectoryRecord>>,
     sink: Option<TrajectorySink>,
+    /// The latest observation images, for the viewer.
+    recent_images: VecDeque<ObservationImage>,
+    /// Steps with images so far (the sink keeps one in N).
+    image_steps: u64,
+    /// Whether the trajectory's end record has been queued.
+    ended: bool,
 }
 
 impl std::fmt::Debug for Episode {
@@ -106,6 +138,8 @@ pub struct EpisodeHeader {
     pub seed: u64,
     /// The turn limit.
     pub max_turns: u32,
+    /// The options it was created with (recorded in the trajectory's header).
+    pub options: JsonObject,
 }
 
 impl Episode {
@@ -115,11 +149,25 @@ impl Episode {
         state: Box<dyn EpisodeState>,
         sink: Option<TrajectorySink>,
     ) -> Self {
+        if let Some(sink) = &sink {
+            sink.header(TrajectoryHeader {
+                record: "header".into(),
+                episode: header.id.to_string(),
+                env: header.env.to_owned(),
+                task: header.task.clone(),
+                seed: header.seed,
+                options: header.options.clone(),
+                max_turns: header.max_turns.max(1),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                time: now_rfc3339(),
+            });
+        }
         Self {
             id: header.id,
             env: header.env,
             task: header.task,
             seed: header.seed,
+            options: header.options,
             turn: 0,
             max_turns: header.max_turns.max(1),
             done: false,
@@ -129,6 +177,9 @@ impl Episode {
             state: Some(state),
             trajectory: Vec::new(),
             sink,
+            recent_images: VecDeque::new(),
+            image_steps: 0,
+            ended: false,
         }
     }
 
@@ -199,6 +250,9 @@ impl Episode {
         let structured = if is_error { None } else { structured };
         let step = self.step_record(content, structured, is_error, &paid);
         self.record(tool, record_arguments, &step, started);
+        if self.done {
+            self.write_end();
+        }
         step
     }
 
@@ -260,7 +314,13 @@ impl Episode {
         .into_iter()
         .filter(|(_, cut)| *cut > 0)
         .collect();
+        let images = ObservationImage::from_content(step.turn, &step.content);
+        let image_paths = images
+            .iter()
+            .map(|image| format!("{}/{}", self.id, image.name))
+            .collect();
         let record = Arc::new(TrajectoryRecord {
+            record: "step",
             time: std::time::SystemTime::now(),
             episode: self.id.clone(),
             turn: step.turn,
@@ -276,11 +336,47 @@ impl Episode {
             aborted: step.aborted,
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             cut_bytes,
+            images: image_paths,
         });
         if let Some(sink) = &self.sink {
             sink.append(record.clone());
         }
         self.trajectory.push(record);
+        if !images.is_empty() {
+            if let Some(sink) = &self.sink
+                && sink.image_policy().keeps(self.image_steps)
+            {
+                sink.images(&self.id, images.clone());
+            }
+            self.image_steps += 1;
+            for image in images {
+                if self.recent_images.len() == RECENT_IMAGES {
+                    self.recent_images.pop_front();
+                }
+                self.recent_images.push_back(image);
+            }
+        }
+    }
+
+    /// Queues the trajectory file's end record, once.
+    fn write_end(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        if let Some(sink) = &self.sink {
+            let end = TrajectoryEnd {
+                record: "end",
+                time: now_rfc3339(),
+                status: self.status(),
+            };
+            sink.end(&self.id, end);
+        }
+    }
+
+    /// One of the latest observation images, by file name (`<turn>-<n>.png`).
+    pub fn recent_image(&self, name: &str) -> Option<&ObservationImage> {
+        self.recent_images.iter().find(|image| image.name == name)
     }
 
     /// The public state.
@@ -302,6 +398,7 @@ impl Episode {
             done: self.done,
             truncated: self.truncated,
             aborted: self.aborted,
+            options: self.options.clone(),
             revealed: self.revealed(),
         }
     }
@@ -325,10 +422,14 @@ impl Episode {
         self.state.as_ref()?.export(name)
     }
 
-    /// The trajectory as JSON Lines (each record ends with a newline).
-    pub fn trajectory_jsonl(&self) -> String {
+    /// The trajectory's step records after turn `after` as JSON Lines (each record ends with
+    /// a newline).
+    pub fn trajectory_jsonl(&self, after: u32) -> String {
         let mut out = String::new();
-        for record in &self.trajectory {
+        let first = self
+            .trajectory
+            .partition_point(|record| record.turn <= after);
+        for record in &self.trajectory[first..] {
             out.push_str(&record.to_json_line());
             out.push('\n');
         }
@@ -337,6 +438,9 @@ impl Episode {
 
     /// Releases what the episode holds. Safe to call more than once.
     pub async fn close(&mut self) {
+        if self.state.is_some() {
+            self.write_end();
+        }
         if let Some(state) = self.state.take() {
             state.close().await;
         }
@@ -376,6 +480,7 @@ mod tests {
                 task: "t".into(),
                 seed: 1,
                 max_turns,
+                options: JsonObject::new(),
             },
             Box::new(Counter),
             None,
@@ -433,6 +538,7 @@ mod tests {
                 task: "t".into(),
                 seed: 1,
                 max_turns: 1,
+                options: JsonObject::new(),
             },
             Box::new(Graded),
             None,
@@ -471,6 +577,7 @@ mod tests {
                 task: "t".into(),
                 seed: 1,
                 max_turns: 10,
+                options: JsonObject::new(),
             },
             Box::new(Fragile),
             None,
@@ -506,6 +613,7 @@ mod tests {
                     task: "t".into(),
                     seed: 1,
                     max_turns,
+                    options: JsonObject::new(),
                 },
                 state,
                 None,

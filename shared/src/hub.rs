@@ -15,7 +15,7 @@ use crate::metrics::Metrics;
 use crate::step::StepRecord;
 use crate::store::{CloseReason, EpisodeSlot, EpisodeStore};
 use crate::task::Split;
-use crate::trajectory::TrajectorySink;
+use crate::trajectory::{ImagePolicy, TrajectorySink, mime_type_of};
 
 /// Settings shared by every episode a hub starts.
 #[derive(Debug, Clone)]
@@ -24,6 +24,8 @@ pub struct HubSettings {
     pub max_turns: Option<u32>,
     /// Where to write one JSON Lines file per episode.
     pub trajectory_dir: Option<PathBuf>,
+    /// Which observation images to write beside the trajectory files.
+    pub trajectory_images: ImagePolicy,
     /// The most episodes held at once.
     pub max_episodes: usize,
     /// Episodes idle for longer than this are closed by the reaper.
@@ -43,6 +45,7 @@ impl Default for HubSettings {
         Self {
             max_turns: None,
             trajectory_dir: None,
+            trajectory_images: ImagePolicy::default(),
             max_episodes: 10_000,
             idle_ttl: Duration::from_secs(900),
             default_task: None,
@@ -82,6 +85,45 @@ pub struct EpisodeCreated {
     pub seed: u64,
     /// The path that serves MCP for exactly this episode.
     pub mcp_url: String,
+}
+
+/// Whether `id` can be an episode id: ids are hex, and anything else cannot name a file of
+/// ours (and must not name another).
+pub fn is_episode_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether `name` can be an observation image's file name: `<turn>-<n>.<png|jpg|webp|gif>`.
+pub fn is_image_name(name: &str) -> bool {
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    let Some((turn, n)) = stem.split_once('-') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit());
+    digits(turn) && digits(n) && matches!(ext, "png" | "jpg" | "webp" | "gif")
+}
+
+/// The step records of a trajectory file's text after turn `after`, as JSON Lines.
+pub fn steps_after(text: &str, after: u32) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let is_step = value
+            .get("record")
+            .and_then(|r| r.as_str())
+            .unwrap_or("step")
+            == "step";
+        let turn = value.get("turn").and_then(|t| t.as_u64()).unwrap_or(0);
+        if is_step && turn > u64::from(after) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Refuses a tool the environment does not have: the one check every transport makes, before
@@ -146,6 +188,17 @@ pub enum HubError {
         "unknown episode {0:?}: it never existed, was deleted, or was closed after being idle; start one with POST /episodes"
     )]
     UnknownEpisode(String),
+    /// The episode has no observation image by that name (kept in memory or on disk).
+    #[error(
+        "episode {id:?} has no image {name:?}: images are named <turn>-<n>.png, the live episode keeps its latest {recent}, and older ones are on disk only with --trajectory-dir (and --trajectory-images keeping them)",
+        recent = crate::episode::RECENT_IMAGES
+    )]
+    NoImage {
+        /// The episode id.
+        id: String,
+        /// The image asked for.
+        name: String,
+    },
     /// The episode was deleted or closed while the call waited for it or ran; the call was
     /// stopped.
     #[error(
@@ -194,10 +247,38 @@ fn random_seed() -> u64 {
     uuid::Uuid::new_v4().as_u64_pair().0
 }
 
+/// Finished episodes the hub remembers for the viewer's summary, newest last.
+pub const RECENT_FINISHED: usize = 2000;
+
+/// An episode that has ended, as the viewer's summary counts it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FinishedEpisode {
+    /// The episode id.
+    pub id: String,
+    /// Its environment.
+    pub env: &'static str,
+    /// Its task.
+    pub task: String,
+    /// Its return.
+    #[serde(rename = "return")]
+    pub return_: f64,
+    /// Whether it solved the task ([`crate::episode::passed`]).
+    pub passed: bool,
+    /// Whether it ended at the turn limit.
+    pub truncated: bool,
+    /// Whether the environment failed.
+    pub aborted: bool,
+    /// Turns played.
+    pub turn: u32,
+    /// When it ended, RFC 3339.
+    pub time: String,
+}
+
 /// The environments, the episodes and the settings behind every transport.
 pub struct Hub {
     envs: BTreeMap<&'static str, Arc<dyn Environment>>,
     store: EpisodeStore,
+    finished: std::sync::Mutex<std::collections::VecDeque<FinishedEpisode>>,
     settings: HubSettings,
     sink: Option<TrajectorySink>,
     metrics: Metrics,
@@ -220,13 +301,14 @@ impl Hub {
         settings: HubSettings,
     ) -> std::io::Result<Arc<Self>> {
         let sink = match &settings.trajectory_dir {
-            Some(dir) => Some(TrajectorySink::start(dir)?),
+            Some(dir) => Some(TrajectorySink::start(dir, settings.trajectory_images)?),
             None => None,
         };
         let envs: BTreeMap<_, _> = envs.into_iter().map(|e| (e.name(), e)).collect();
         Ok(Arc::new(Self {
             metrics: Metrics::new(envs.keys().copied()),
             store: EpisodeStore::new(settings.max_episodes),
+            finished: std::sync::Mutex::new(std::collections::VecDeque::new()),
             envs,
             settings,
             sink,
@@ -337,6 +419,7 @@ impl Hub {
                 .settings
                 .max_turns
                 .unwrap_or_else(|| env.default_max_turns()),
+            options: spec.options.clone(),
         };
         let episode = Episode::new(header, state, self.sink.clone());
         let metrics = self.metrics.env(env.name()).cloned();
@@ -413,7 +496,43 @@ impl Hub {
                 metrics.episode_finished();
             }
         }
+        if finished_now {
+            self.remember_finished(slot.status());
+        }
         Ok(result)
+    }
+
+    fn remember_finished(&self, status: EpisodeStatus) {
+        let finished = FinishedEpisode {
+            passed: status.passed(),
+            id: status.id,
+            env: status.env,
+            task: status.task,
+            return_: status.return_,
+            truncated: status.truncated,
+            aborted: status.aborted,
+            turn: status.turn,
+            time: crate::trajectory::now_rfc3339(),
+        };
+        let mut ring = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        if ring.len() == RECENT_FINISHED {
+            ring.pop_front();
+        }
+        ring.push_back(finished);
+    }
+
+    /// The last [`RECENT_FINISHED`] episodes that ended, oldest first.
+    pub fn recent_finished(&self) -> Vec<FinishedEpisode> {
+        let ring = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        ring.iter().cloned().collect()
+    }
+
+    /// Live episodes, newest first: at most `limit` of them, with the total.
+    pub fn list(&self, limit: usize) -> (Vec<Arc<EpisodeSlot>>, usize) {
+        let mut slots = self.store.newest_first();
+        let total = slots.len();
+        slots.truncate(limit);
+        (slots, total)
     }
 
     /// What the agent is asked to do in this episode: the environment's instructions, then
@@ -434,20 +553,52 @@ impl Hub {
         Ok(self.episode(id)?.status())
     }
 
-    /// An episode's trajectory as JSON Lines: from memory while it lives, from its file after.
-    /// While a call runs, this waits for it to finish (the record is written at its end).
-    pub async fn trajectory(&self, id: &str) -> Result<String, HubError> {
+    /// An episode's step records after turn `after` as JSON Lines: from memory while it
+    /// lives, from its file after (without the file's header and end records). While a call
+    /// runs, this waits for it to finish (the record is written at its end).
+    pub async fn trajectory(&self, id: &str, after: u32) -> Result<String, HubError> {
         if let Some(slot) = self.store.get(id) {
-            return Ok(slot.episode.lock().await.trajectory_jsonl());
+            return Ok(slot.episode.lock().await.trajectory_jsonl(after));
         }
-        // Ids are hex; anything else cannot name a file of ours (and must not name another).
-        let well_formed = !id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit());
-        if let (Some(sink), true) = (&self.sink, well_formed)
+        if let (Some(sink), true) = (&self.sink, is_episode_id(id))
             && let Ok(text) = tokio::fs::read_to_string(sink.path_for(id)).await
         {
-            return Ok(text);
+            return Ok(steps_after(&text, after));
         }
         Err(HubError::UnknownEpisode(id.to_owned()))
+    }
+
+    /// One of an episode's observation images by file name (`<turn>-<n>.png`): from memory
+    /// while the episode keeps it, else from the trajectory directory. Its MIME type and bytes.
+    pub async fn image(&self, id: &str, name: &str) -> Result<(&'static str, Vec<u8>), HubError> {
+        let missing = || HubError::NoImage {
+            id: id.to_owned(),
+            name: name.to_owned(),
+        };
+        if !is_image_name(name) || !is_episode_id(id) {
+            return Err(missing());
+        }
+        if let Some(slot) = self.store.get(id) {
+            let base64 = slot
+                .episode
+                .lock()
+                .await
+                .recent_image(name)
+                .map(|image| image.base64.clone());
+            if let Some(bytes) = base64.and_then(|b| {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD.decode(b).ok()
+            }) {
+                return Ok((mime_type_of(name), bytes));
+            }
+        }
+        match &self.sink {
+            Some(sink) => match tokio::fs::read(sink.dir().join(id).join(name)).await {
+                Ok(bytes) => Ok((mime_type_of(name), bytes)),
+                Err(_) => Err(missing()),
+            },
+            None => Err(missing()),
+        }
     }
 
     /// A document the episode exports (`GET /episodes/{id}/{name}`).

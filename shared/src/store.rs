@@ -73,6 +73,8 @@ pub struct EpisodeSlot {
     closing_wakes: tokio::sync::Notify,
     /// Milliseconds since the store's epoch when the episode was last used.
     last_used_ms: AtomicU64,
+    /// When the episode started.
+    pub started: std::time::SystemTime,
 }
 
 impl EpisodeSlot {
@@ -221,9 +223,17 @@ impl EpisodeStore {
             closing_wakes: tokio::sync::Notify::new(),
             episode: tokio::sync::Mutex::new(episode),
             last_used_ms: AtomicU64::new(self.now_ms()),
+            started: std::time::SystemTime::now(),
         });
         self.write().insert(id, slot.clone());
         slot
+    }
+
+    /// Every live episode, newest first (for the viewer's list).
+    pub fn newest_first(&self) -> Vec<Arc<EpisodeSlot>> {
+        let mut slots: Vec<_> = self.read().values().cloned().collect();
+        slots.sort_by_key(|slot| std::cmp::Reverse(slot.started));
+        slots
     }
 
     /// The episode with this id, marked as used now.

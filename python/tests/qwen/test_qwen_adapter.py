@@ -82,9 +82,8 @@ def test_each_agent_run_plays_its_own_episode(tmp_path: Path) -> None:
         assert started(server.url) - before == ROLLOUTS
     assert len({episode for episode, *_ in results}) == ROLLOUTS
     for episode, reward, calls, seen in results:
-        records = [
-            json.loads(line) for line in (tmp_path / f"{episode}.jsonl").read_text().splitlines()
-        ]
+        lines = (tmp_path / f"{episode}.jsonl").read_text().splitlines()
+        records = [r for r in map(json.loads, lines) if r["record"] == "step"]
         assert [r["arguments"]["word"] for r in records] == list(GUESSES[:calls])
         assert records[-1]["done"] is True and calls <= 6
         assert reward == sum(r["reward"] for r in records)

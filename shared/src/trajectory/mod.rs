@@ -1,7 +1,13 @@
 //! Trajectories: one JSON Lines record per tool call, kept with the episode and, with
 //! `--trajectory-dir`, appended to `DIR/<episode>.jsonl`.
 //!
-//! Files are written by one background thread so that no tool call waits on the disk.
+//! A file is a whole episode: a [`TrajectoryHeader`] first (environment, task, seed,
+//! options, turn limit, server version: enough to replay it), one step record per tool call,
+//! and a [`TrajectoryEnd`] with the final status and what the environment revealed once the
+//! episode is over. Observation images (screenshots, plots) are written beside it as
+//! `DIR/<episode>/<turn>-<n>.png`, which the step records name ([`ImagePolicy`] says which
+//! are kept). Files are written by one background thread ([`sink`]) so that no tool call waits
+//! on the disk; [`file`] reads them back.
 //!
 //! A record holds at most about 64 KiB, however much a call printed or was sent: the
 //! observation keeps its first and last 16 KiB ([`OBSERVATION_BUDGET`]), the arguments and the
@@ -9,18 +15,23 @@
 //! strings clipped head and tail. A cut is said in place (`…[cut N bytes]…`) and counted in
 //! the record's `cut_bytes`, so memory and files stay bounded by turns × 64 KiB per episode.
 
-use std::collections::{BTreeMap, HashMap};
-use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use rmcp::model::{ContentBlock, JsonObject};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::clip::{Clipper, clip_json};
+use crate::episode::EpisodeStatus;
+
+pub mod file;
+pub mod replay;
+pub mod sink;
+
+pub use sink::TrajectorySink;
 
 /// Bytes of observation text a record keeps: the first and last half of it.
 pub const OBSERVATION_BUDGET: usize = 32 * 1024;
@@ -35,6 +46,8 @@ pub const STRUCTURED_BUDGET: usize = 16 * 1024;
 /// serializing its own record.
 #[derive(Debug, Serialize)]
 pub struct TrajectoryRecord {
+    /// Always `step`: what kind of line of a trajectory file this is.
+    pub record: &'static str,
     /// Wall-clock time of the call's end, RFC 3339 in UTC.
     #[serde(serialize_with = "serialize_time")]
     pub time: SystemTime,
@@ -70,6 +83,153 @@ pub struct TrajectoryRecord {
     /// budget; only the fields that were cut.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub cut_bytes: BTreeMap<&'static str, usize>,
+    /// The observation's images, as paths relative to the trajectory directory
+    /// (`<episode>/<turn>-<n>.png`); whether each file was written is [`ImagePolicy`]'s call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
+}
+
+/// The first line of a trajectory file: where the episode came from, enough to start it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrajectoryHeader {
+    /// Always `header`.
+    pub record: String,
+    /// The episode id.
+    pub episode: String,
+    /// The environment's name.
+    pub env: String,
+    /// The task id.
+    pub task: String,
+    /// The seed.
+    pub seed: u64,
+    /// The options the episode was created with.
+    pub options: JsonObject,
+    /// The turn limit.
+    pub max_turns: u32,
+    /// The version of the server that played it.
+    pub version: String,
+    /// When the episode started, RFC 3339 in UTC.
+    pub time: String,
+}
+
+/// The last line of a trajectory file, written when the episode is over (or closed before).
+#[derive(Debug, Serialize)]
+pub struct TrajectoryEnd {
+    /// Always `end`.
+    pub record: &'static str,
+    /// When it was written, RFC 3339 in UTC.
+    pub time: String,
+    /// The final status, with what the environment revealed (`answer`, …) once done.
+    pub status: EpisodeStatus,
+}
+
+/// One image of an observation, waiting to be written beside the trajectory (and kept for a
+/// while for the live viewer).
+#[derive(Debug, Clone)]
+pub struct ObservationImage {
+    /// The file name, `<turn>-<n>.<ext>`.
+    pub name: String,
+    /// The MIME type, as the content block gave it.
+    pub mime_type: String,
+    /// The image, base64-encoded as the content block carried it.
+    pub base64: String,
+}
+
+impl ObservationImage {
+    /// The images of a step's content, named by turn and position.
+    pub fn from_content(turn: u32, content: &[ContentBlock]) -> Vec<ObservationImage> {
+        content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Image(image) => Some(image),
+                _ => None,
+            })
+            .enumerate()
+            .map(|(n, image)| ObservationImage {
+                name: format!("{turn}-{n}.{}", extension(&image.mime_type)),
+                mime_type: image.mime_type.clone(),
+                base64: image.data.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The file extension for an image MIME type.
+pub fn extension(mime_type: &str) -> &'static str {
+    match mime_type {
+        "image/jpeg" => "jpg",
+        "image/webp" => "webp",
+        "image/gif" => "gif",
+        _ => "png",
+    }
+}
+
+/// The MIME type for an image file name's extension.
+pub fn mime_type_of(name: &str) -> &'static str {
+    match name.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("jpg") => "image/jpeg",
+        Some("webp") => "image/webp",
+        Some("gif") => "image/gif",
+        _ => "image/png",
+    }
+}
+
+/// Which observation images a trajectory directory keeps: `none`, `all`, or one in `N`
+/// (the first image-bearing step, then every Nth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImagePolicy {
+    /// No image files.
+    None,
+    /// The images of one image-bearing step in this many (1 is every one).
+    OneIn(NonZeroU32),
+}
+
+impl Default for ImagePolicy {
+    fn default() -> Self {
+        ImagePolicy::OneIn(NonZeroU32::MIN)
+    }
+}
+
+impl ImagePolicy {
+    /// Whether the `index`th image-bearing step (from 0) keeps its images.
+    pub fn keeps(self, index: u64) -> bool {
+        match self {
+            ImagePolicy::None => false,
+            ImagePolicy::OneIn(n) => index.is_multiple_of(u64::from(n.get())),
+        }
+    }
+}
+
+impl std::str::FromStr for ImagePolicy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "none" => Ok(ImagePolicy::None),
+            "all" => Ok(ImagePolicy::default()),
+            n => n
+                .parse::<NonZeroU32>()
+                .map(ImagePolicy::OneIn)
+                .map_err(|_| {
+                    format!("{text:?} is not an image policy: give none, all, or N (one step in N)")
+                }),
+        }
+    }
+}
+
+impl std::fmt::Display for ImagePolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImagePolicy::None => f.write_str("none"),
+            ImagePolicy::OneIn(n) if n.get() == 1 => f.write_str("all"),
+            ImagePolicy::OneIn(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// The current time as trajectory files write it.
+pub fn now_rfc3339() -> String {
+    mcpgym_serve::rfc3339(SystemTime::now(), mcpgym_serve::Fraction::Millis)
 }
 
 impl TrajectoryRecord {
@@ -159,107 +319,5 @@ fn serde_json_len_bound(value: &Value) -> usize {
                 .sum::<usize>()
         }
         _ => 24,
-    }
-}
-
-enum SinkMessage {
-    Append(Arc<TrajectoryRecord>),
-    Close { episode: Arc<str> },
-}
-
-/// Appends trajectory lines to per-episode files from a background thread.
-#[derive(Debug, Clone)]
-pub struct TrajectorySink {
-    dir: PathBuf,
-    sender: mpsc::Sender<SinkMessage>,
-}
-
-impl std::fmt::Debug for SinkMessage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SinkMessage")
-    }
-}
-
-/// Files kept open at once; past this the writer closes them all and reopens on demand.
-const MAX_OPEN_FILES: usize = 256;
-
-impl TrajectorySink {
-    /// Creates the directory if needed and starts the writer thread.
-    pub fn start(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
-        let dir = dir.into();
-        std::fs::create_dir_all(&dir)?;
-        let (sender, receiver) = mpsc::channel::<SinkMessage>();
-        let thread_dir = dir.clone();
-        std::thread::Builder::new()
-            .name("mcpgym-trajectory".into())
-            .spawn(move || write_loop(&thread_dir, receiver))?;
-        Ok(Self { dir, sender })
-    }
-
-    /// The file an episode's trajectory is written to.
-    pub fn path_for(&self, episode: &str) -> PathBuf {
-        self.dir.join(format!("{episode}.jsonl"))
-    }
-
-    /// Queues one record for its episode's file; the writer thread serializes it.
-    pub fn append(&self, record: Arc<TrajectoryRecord>) {
-        let _ = self.sender.send(SinkMessage::Append(record));
-    }
-
-    /// Flushes and closes an episode's file.
-    pub fn close(&self, episode: &Arc<str>) {
-        let _ = self.sender.send(SinkMessage::Close {
-            episode: episode.clone(),
-        });
-    }
-}
-
-fn write_loop(dir: &Path, receiver: mpsc::Receiver<SinkMessage>) {
-    let mut open: HashMap<Arc<str>, BufWriter<File>> = HashMap::new();
-    while let Ok(first) = receiver.recv() {
-        let mut next = Some(first);
-        // Drain everything queued, then flush once.
-        while let Some(message) = next.take() {
-            match message {
-                SinkMessage::Append(record) => {
-                    let episode = record.episode.clone();
-                    let line = record.to_json_line();
-                    if !open.contains_key(&episode) && open.len() >= MAX_OPEN_FILES {
-                        for (_, mut file) in open.drain() {
-                            let _ = file.flush();
-                        }
-                    }
-                    let writer = match open.entry(episode) {
-                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                        std::collections::hash_map::Entry::Vacant(e) => {
-                            let path = dir.join(format!("{}.jsonl", e.key()));
-                            match OpenOptions::new().create(true).append(true).open(&path) {
-                                Ok(file) => e.insert(BufWriter::new(file)),
-                                Err(error) => {
-                                    tracing::error!(path = %path.display(), %error, "cannot open trajectory file");
-                                    next = receiver.try_recv().ok();
-                                    continue;
-                                }
-                            }
-                        }
-                    };
-                    if let Err(error) = writer
-                        .write_all(line.as_bytes())
-                        .and_then(|()| writer.write_all(b"\n"))
-                    {
-                        tracing::error!(%error, "cannot write trajectory record");
-                    }
-                }
-                SinkMessage::Close { episode } => {
-                    if let Some(mut file) = open.remove(&episode) {
-                        let _ = file.flush();
-                    }
-                }
-            }
-            next = receiver.try_recv().ok();
-        }
-        for file in open.values_mut() {
-            let _ = file.flush();
-        }
     }
 }
