@@ -16,5 +16,6 @@ mod ors;
 mod sandbox_e2b_sdk;
 mod sandbox_e2b_suites;
 mod sandbox_http;
+mod viewer;
 mod wordle_http;
 mod wordle_stdio;

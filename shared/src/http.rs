@@ -94,7 +94,9 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 
 fn hub_error(error: HubError) -> Response {
     let status = match &error {
-        HubError::UnknownEpisode(_) | HubError::NoExport { .. } => StatusCode::NOT_FOUND,
+        HubError::UnknownEpisode(_) | HubError::NoExport { .. } | HubError::NoImage { .. } => {
+            StatusCode::NOT_FOUND
+        }
         HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
             StatusCode::SERVICE_UNAVAILABLE
         }
@@ -132,9 +134,11 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
         .route("/episodes/{id}", get(episode_status).delete(delete_episode))
         .route("/episodes/{id}/prompt", get(episode_prompt))
         .route("/episodes/{id}/trajectory", get(episode_trajectory))
+        .route("/episodes/{id}/images/{name}", get(episode_image))
         .route("/episodes/{id}/{document}", get(episode_export))
         .route("/tasks", get(tasks))
         .route("/tools", get(tools))
+        .merge(crate::viewer::live_routes())
         .layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT))
         // A tool call carries what the model wrote (a long cell): MCP's limit.
         .merge(
@@ -278,7 +282,7 @@ pub async fn serve(
 }
 
 /// A listening socket that other threads may also bind to the same port.
-fn reuseport_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+pub(crate) fn reuseport_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     let socket = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()?
     } else {
@@ -291,8 +295,18 @@ fn reuseport_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListen
     socket.listen(1024)
 }
 
-/// Host, Origin and token checks, for every route.
-async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+/// Host, Origin and token checks, for every route. A viewer page opened with the token in its
+/// URL is answered with the token cookie instead ([`crate::viewer::token_in_url`]).
+pub(crate) async fn guard(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if guard.check_host_and_origin(request.headers()).is_ok()
+        && let Some(redirect) = crate::viewer::token_in_url(&guard, &request)
+    {
+        return redirect;
+    }
     match guard.check(request.method(), request.uri().path(), request.headers()) {
         Ok(()) => next.run(request).await,
         Err(refusal) => {
@@ -309,6 +323,10 @@ async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
 
 /// The checks `options` ask for: Host names when bound to loopback, browser origins always,
 /// the token on every route but `/healthz`.
+pub(crate) fn guard_layer(options: &HttpOptions) -> Arc<Guard> {
+    Arc::new(request_guard(options))
+}
+
 fn request_guard(options: &HttpOptions) -> Guard {
     Guard::new(options.token.clone())
         .loopback_hosts_only(options.loopback_hosts_only)
@@ -446,8 +464,28 @@ async fn episode_prompt(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> 
     }
 }
 
-async fn episode_trajectory(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
-    match hub.trajectory(&id).await {
+/// `?after=N`: only the records of turns after N (for a viewer that polls).
+#[derive(Debug, serde::Deserialize)]
+struct TrajectoryQuery {
+    #[serde(default)]
+    after: u32,
+}
+
+async fn episode_trajectory(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    query: Result<Query<TrajectoryQuery>, QueryRejection>,
+) -> Response {
+    let after = match query {
+        Ok(Query(query)) => query.after,
+        Err(rejection) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!("{}; give ?after=N, a turn number", rejection.body_text()),
+            );
+        }
+    };
+    match hub.trajectory(&id, after).await {
         Ok(lines) => ([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response(),
         Err(error) => hub_error(error),
     }
@@ -459,6 +497,23 @@ async fn episode_export(
 ) -> Response {
     match hub.export(&id, &document).await {
         Ok(export) => ([(header::CONTENT_TYPE, export.content_type)], export.body).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+async fn episode_image(
+    State(hub): State<Arc<Hub>>,
+    Path((id, name)): Path<(String, String)>,
+) -> Response {
+    match hub.image(&id, &name).await {
+        Ok((mime_type, bytes)) => (
+            [
+                (header::CONTENT_TYPE, mime_type),
+                (header::CACHE_CONTROL, "private, max-age=3600"),
+            ],
+            bytes,
+        )
+            .into_response(),
         Err(error) => hub_error(error),
     }
 }

@@ -17,6 +17,8 @@
 //! - [`step`]: the step record (observation, reward, components, done, truncated) every
 //!   door turns into its own wire shape; [`doors`]: OpenEnv and the Open Reward Standard over
 //!   the same episodes;
+//! - [`trajectory`]: trajectory records and files (header, steps, end, images beside them);
+//!   [`viewer`]: the web pages that show episodes live or from a folder of recordings;
 //! - [`clip`]: head-and-tail clipping that keeps trajectory records within their budget;
 //! - [`cli`]: the flags every environment shares; [`client`]: a typed client of the control
 //!   plane (bench, examples, tests);
@@ -40,6 +42,7 @@ pub mod stdio;
 pub mod step;
 pub mod store;
 pub mod trajectory;
+pub mod viewer;
 
 pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
 pub use hub::{Hub, HubError, HubSettings};

@@ -3,6 +3,8 @@
 //! control plane, reqwest for requests the client would never send).
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};

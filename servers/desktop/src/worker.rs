@@ -592,8 +592,8 @@ impl Typist {
     /// Binds `keysym` to `keycode` on both levels, then gives clients a moment to reread the
     /// map before the key is pressed.
     fn bind(&self, keycode: u8, keysym: u32) -> Result<(), String> {
-        use x11rb::wrapper::ConnectionExt as _;
         use x11rb::protocol::xproto::ConnectionExt;
+        use x11rb::wrapper::ConnectionExt as _;
         self.conn
             .change_keyboard_mapping(1, keycode, 2, &[keysym, keysym])
             .map_err(|e| e.to_string())?;

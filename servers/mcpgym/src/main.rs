@@ -5,6 +5,7 @@ mod choices;
 mod envs;
 mod jails;
 mod registry;
+mod replay;
 mod runtime;
 
 // Every tool call allocates small JSON values on several threads; mimalloc serves that pattern
@@ -67,6 +68,37 @@ enum Command {
     /// subset) on one port, over IPython kernels in bubblewrap jails. Point E2B SDKs at it
     /// with E2B_API_URL and E2B_SANDBOX_URL set to http://ADDR.
     Sandbox(SandboxArgs),
+    /// Serve the episode viewer over a folder of recorded trajectories (what --trajectory-dir
+    /// wrote), with no environment running: open http://ADDR/ in a browser.
+    View {
+        /// The folder of EPISODE_ID.jsonl files.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// Address to listen on.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8000")]
+        http: std::net::SocketAddr,
+        /// Bearer token every request must carry (a browser gives it once as ?token=TOKEN);
+        /// required to listen beyond loopback.
+        #[arg(
+            long,
+            value_name = "TOKEN",
+            env = "MCPGYM_TOKEN",
+            hide_env_values = true
+        )]
+        token: Option<String>,
+    },
+    /// Play a recorded Wordle, Jupyter or Hi-Lo episode again from its file's header and
+    /// actions, and report whether every observation and reward matches (exit status 1 at
+    /// the first difference, which it names).
+    Replay {
+        /// A trajectory file (EPISODE_ID.jsonl).
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+        #[command(flatten, next_help_heading = "Jails")]
+        quotas: QuotaArgs,
+    },
     /// Load generators that print throughput, latency and memory figures.
     Bench {
         #[command(subcommand)]
@@ -136,6 +168,10 @@ fn main() -> anyhow::Result<()> {
     if let Command::Serve {
         runtime: RuntimeArgs { runtime: Some(dir) },
         ..
+    }
+    | Command::Replay {
+        runtime: RuntimeArgs { runtime: Some(dir) },
+        ..
     } = &cli.command
     {
         // The environments `serve` hosts read their flags' defaults, the runtime's from this
@@ -147,8 +183,8 @@ fn main() -> anyhow::Result<()> {
     let jails = match &cli.command {
         Command::Env(env) => env.registration.jails,
         Command::Serve { .. } => ENVIRONMENTS.iter().any(|env| env.jails),
-        Command::Sandbox(_) => true,
-        Command::DesktopWorker | Command::Bench { .. } => false,
+        Command::Sandbox(_) | Command::Replay { .. } => true,
+        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. } => false,
     };
     if jails {
         // Without root, a mount namespace of our own is what lets jail homes have a size
@@ -157,7 +193,10 @@ fn main() -> anyhow::Result<()> {
             tracing::warn!(%error, "cannot enter a private mount namespace; jail homes will have no size limit");
         }
     }
-    if !matches!(cli.command, Command::DesktopWorker | Command::Bench { .. }) {
+    if !matches!(
+        cli.command,
+        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. }
+    ) {
         remove_stale_jails(&cli.command);
     }
     match cli.command {
@@ -176,6 +215,14 @@ fn main() -> anyhow::Result<()> {
         } => run_serve(http, common, &quotas),
         Command::Sandbox(args) => run_sandbox(args),
         Command::Bench { target } => bench::run(target),
+        Command::View { dir, http, token } => run_view(dir, http, token),
+        Command::Replay { file, quotas, .. } => {
+            if replay::run(&file, &quotas)? {
+                Ok(())
+            } else {
+                std::process::exit(1)
+            }
+        }
     }
 }
 
@@ -239,6 +286,28 @@ fn run_serve(
         });
     backings.into_iter().for_each(Built::release);
     served
+}
+
+/// Serves the viewer over a folder of recordings until Ctrl-C or SIGTERM.
+fn run_view(
+    dir: std::path::PathBuf,
+    http: std::net::SocketAddr,
+    token: Option<String>,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        dir.is_dir(),
+        "{} is not a folder: give the folder --trajectory-dir wrote",
+        dir.display()
+    );
+    let options = HttpOptions {
+        token,
+        ..HttpOptions::default()
+    };
+    current_thread()?.block_on(async {
+        mcpgym_shared::viewer::recorded::serve_dir(dir, http, options, shutdown_signal())
+            .await
+            .map_err(anyhow::Error::from)
+    })
 }
 
 /// Serves the sandbox service until Ctrl-C or SIGTERM, then kills every sandbox.

@@ -10,11 +10,17 @@
 //!   started with; a request without `Origin` (not from a browser) passes.
 //! - **Token**: when the server has one, every request but its open routes carries it as
 //!   `Authorization: Bearer <token>` (the scheme in any case) or `X-API-Key: <token>` (how ORS
-//!   clients and E2B SDKs send their key), compared in constant time.
+//!   clients and E2B SDKs send their key), compared in constant time; or, from a browser, as
+//!   the [`TOKEN_COOKIE`] cookie a page sets after the token was given once in its URL
+//!   ([`Guard::token_cookie`]). The cookie is `HttpOnly` and `SameSite=Strict`, so another
+//!   site's page can neither read it nor have it sent.
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
 use crate::auth::{bearer_token, constant_time_eq};
+
+/// The cookie a browser carries the token in.
+pub const TOKEN_COOKIE: &str = "mcpgym_token";
 
 /// Which browser origins may call a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,10 +192,31 @@ impl Guard {
         };
         let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
         // Either header may carry it: a client can send an unrelated Authorization too.
-        [bearer_token(headers), api_key]
+        if [bearer_token(headers), api_key]
             .into_iter()
             .flatten()
             .any(|given| constant_time_eq(given, token))
+        {
+            return true;
+        }
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(';'))
+            .filter_map(|pair| pair.trim().strip_prefix(TOKEN_COOKIE)?.strip_prefix('='))
+            .filter_map(hex_decode)
+            .any(|given| constant_time_eq(&given, token))
+    }
+
+    /// The `Set-Cookie` value that lets a browser carry the token from now on, when `given` is
+    /// the server's token; `None` when it is not (or the server has none).
+    pub fn token_cookie(&self, given: &str) -> Option<String> {
+        let token = self.token.as_ref()?;
+        constant_time_eq(given, token).then(|| {
+            let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+            format!("{TOKEN_COOKIE}={hex}; Path=/; HttpOnly; SameSite=Strict")
+        })
     }
 
     fn is_open(&self, method: &Method, path: &str) -> bool {
@@ -202,6 +229,18 @@ impl Guard {
             .iter()
             .any(|(m, p)| p == path && m.as_ref().is_none_or(|m| m == method))
     }
+}
+
+/// The text a cookie's hex value encodes (hex keeps any token within cookie syntax).
+fn hex_decode(hex: &str) -> Option<String> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// Whether `authority` (`host[:port]`, `[v6][:port]`) names this machine: `localhost`,
@@ -414,6 +453,37 @@ mod tests {
             Ok(())
         );
         assert!(!tokenless.carries_token(&headers(&[("x-api-key", "")])));
+    }
+
+    #[test]
+    fn a_token_given_once_becomes_a_cookie_that_carries_it() {
+        let guard = Guard::new(Some("s3 cret;".into()));
+        assert_eq!(guard.token_cookie("wrong"), None);
+        assert_eq!(Guard::new(None).token_cookie(""), None);
+        let cookie = guard.token_cookie("s3 cret;").unwrap();
+        assert_eq!(
+            cookie,
+            "mcpgym_token=733320637265743b; Path=/; HttpOnly; SameSite=Strict"
+        );
+        let value = cookie.split(';').next().unwrap().to_owned();
+        let get = Method::GET;
+        let mut with_cookie = HeaderMap::new();
+        with_cookie.append(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("theme=dark; {value}")).unwrap(),
+        );
+        assert_eq!(guard.check(&get, "/", &with_cookie), Ok(()));
+        for bad in [
+            "mcpgym_token=7333",
+            "mcpgym_token=zz",
+            "mcpgym_token_x=73332063726574",
+        ] {
+            assert_eq!(
+                guard.check(&get, "/", &headers(&[("cookie", bad)])),
+                Err(Refusal::Token),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -43,7 +43,7 @@ use tokio::task::JoinSet;
 pub use auth::{bearer_token, constant_time_eq};
 pub use body::RequestBody;
 use body::TrackedService;
-pub use guard::{Guard, Origins, Refusal};
+pub use guard::{Guard, Origins, Refusal, TOKEN_COOKIE};
 pub use time::{Fraction, rfc3339};
 use watch::{ConnState, WatchedStream};
 

@@ -1,0 +1,314 @@
+//! `mcpgym view DIR`: the viewer over a folder of recorded trajectories, with no environment
+//! running. It answers the control plane's read routes from the files (`GET /episodes`,
+//! `/episodes/{id}`, `/episodes/{id}/trajectory`, `/episodes/{id}/images/NAME`), so the
+//! pages are the live viewer's own; nothing can be played.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+use super::{ListQuery, error, pages};
+use crate::episode::passed;
+use crate::http::{HttpOptions, ServeError, guard_layer, reuseport_listener};
+use crate::hub::{is_episode_id, is_image_name, steps_after};
+use crate::trajectory::file::RecordedEpisode;
+use crate::trajectory::mime_type_of;
+
+/// A folder of trajectory files, with each file's summary kept until the file changes.
+#[derive(Debug)]
+pub struct RecordedDir {
+    dir: PathBuf,
+    summaries: Mutex<HashMap<PathBuf, Summary>>,
+}
+
+/// What the list shows of one file, and the size and time it was read at.
+#[derive(Debug, Clone)]
+struct Summary {
+    len: u64,
+    modified: SystemTime,
+    started: String,
+    status: JsonObject,
+}
+
+impl RecordedDir {
+    /// The folder `dir` (which `--trajectory-dir` wrote).
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            summaries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn path_of(&self, id: &str) -> Option<PathBuf> {
+        is_episode_id(id).then(|| self.dir.join(format!("{id}.jsonl")))
+    }
+
+    /// Every recording's summary, newest first; files that cannot be read are left out (and
+    /// logged).
+    fn list(&self) -> Vec<Summary> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut cache = self.summaries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let named = path.extension().is_some_and(|ext| ext == "jsonl")
+                && path
+                    .file_stem()
+                    .and_then(|stem| stem.to_str())
+                    .is_some_and(is_episode_id);
+            let Ok(meta) = entry.metadata() else { continue };
+            if !named || !meta.is_file() {
+                continue;
+            }
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            let fresh = cache
+                .get(&path)
+                .is_some_and(|s| s.len == meta.len() && s.modified == modified);
+            if !fresh {
+                match RecordedEpisode::read(&path) {
+                    Ok(episode) => {
+                        let started = episode
+                            .header
+                            .as_ref()
+                            .map(|h| h.time.clone())
+                            .unwrap_or_default();
+                        cache.insert(
+                            path.clone(),
+                            Summary {
+                                len: meta.len(),
+                                modified,
+                                started,
+                                status: episode.status(),
+                            },
+                        );
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "skipping a trajectory file");
+                        continue;
+                    }
+                }
+            }
+            if let Some(summary) = cache.get(&path) {
+                found.push(summary.clone());
+            }
+        }
+        found.sort_by(|a, b| b.started.cmp(&a.started));
+        found
+    }
+}
+
+/// The viewer's routes over a folder of recordings.
+pub fn router(dir: PathBuf) -> Router {
+    Router::new()
+        .merge(pages())
+        .route("/episodes", get(list))
+        .route("/episodes/{id}", get(status))
+        .route("/episodes/{id}/trajectory", get(trajectory))
+        .route("/episodes/{id}/images/{name}", get(image))
+        .with_state(Arc::new(RecordedDir::new(dir)))
+}
+
+/// Serves the viewer over `dir` on `addr` until `shutdown` resolves, behind the same Host,
+/// Origin and token checks as a live server.
+pub async fn serve_dir(
+    dir: PathBuf,
+    addr: SocketAddr,
+    mut options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    if !addr.ip().is_loopback() && options.token.is_none() {
+        return Err(ServeError::TokenRequired(addr));
+    }
+    options.loopback_hosts_only = addr.ip().is_loopback();
+    let listener = reuseport_listener(addr).map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener.local_addr()?;
+    let app = router(dir).layer(middleware::from_fn_with_state(
+        guard_layer(&options),
+        crate::http::guard,
+    ));
+    eprintln!("mcpgym: listening on http://{local}");
+    let connections = mcpgym_serve::Connections::new(options.connections.clone());
+    connections.serve(listener, app, shutdown).await?;
+    Ok(())
+}
+
+fn unknown(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no recorded episode {id:?} in this folder: the list at / shows the ones there are"
+        ),
+    )
+}
+
+async fn list(
+    State(dir): State<Arc<RecordedDir>>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let limit = match ListQuery::limit(query) {
+        Ok(limit) => limit,
+        Err(message) => return error(StatusCode::BAD_REQUEST, message),
+    };
+    let summaries: Vec<Summary> = tokio::task::spawn_blocking(move || dir.list())
+        .await
+        .unwrap_or_default();
+    let total = summaries.len();
+    let finished: Vec<Value> = summaries
+        .iter()
+        .rev()
+        .filter(|s| s.status.get("done") == Some(&Value::Bool(true)))
+        .map(|s| {
+            let field = |name: &str| s.status.get(name).cloned().unwrap_or(Value::Null);
+            let components = s
+                .status
+                .get("reward_components")
+                .and_then(|c| serde_json::from_value(c.clone()).ok())
+                .unwrap_or_default();
+            let return_ = field("return").as_f64().unwrap_or(0.0);
+            let aborted = field("aborted").as_bool().unwrap_or(false);
+            json!({
+                "id": field("id"),
+                "env": field("env"),
+                "task": field("task"),
+                "return": return_,
+                "passed": passed(return_, &components, aborted),
+                "truncated": field("truncated"),
+                "aborted": aborted,
+                "turn": field("turn"),
+                "time": s.started,
+            })
+        })
+        .collect();
+    let mut envs: Vec<Value> = summaries
+        .iter()
+        .filter_map(|s| s.status.get("env").cloned())
+        .collect();
+    envs.sort_by_key(|env| env.to_string());
+    envs.dedup();
+    let episodes: Vec<Value> = summaries
+        .into_iter()
+        .take(limit)
+        .map(|s| {
+            let mut status = s.status;
+            status.insert("started".into(), json!(s.started));
+            status.insert("live".into(), json!(false));
+            Value::Object(status)
+        })
+        .collect();
+    axum::Json(json!({
+        "source": "recorded",
+        "envs": envs,
+        "total": total,
+        "episodes": episodes,
+        "finished": finished,
+    }))
+    .into_response()
+}
+
+async fn read(dir: &RecordedDir, id: &str) -> Result<RecordedEpisode, Response> {
+    let path = dir.path_of(id).ok_or_else(|| unknown(id))?;
+    let owned = id.to_owned();
+    match tokio::task::spawn_blocking(move || RecordedEpisode::read(&path)).await {
+        Ok(Ok(episode)) => Ok(episode),
+        Ok(Err(crate::trajectory::file::TrajectoryFileError::Read { .. })) | Err(_) => {
+            Err(unknown(&owned))
+        }
+        Ok(Err(bad)) => Err(error(StatusCode::UNPROCESSABLE_ENTITY, bad.to_string())),
+    }
+}
+
+async fn status(State(dir): State<Arc<RecordedDir>>, Path(id): Path<String>) -> Response {
+    match read(&dir, &id).await {
+        Ok(episode) => {
+            let mut status = episode.status();
+            if let Some(header) = &episode.header {
+                status.insert("options".into(), Value::Object(header.options.clone()));
+                status.insert("version".into(), json!(header.version));
+                status.insert("started".into(), json!(header.time));
+                status
+                    .entry("max_turns")
+                    .or_insert_with(|| json!(header.max_turns));
+            }
+            status.insert("live".into(), json!(false));
+            axum::Json(Value::Object(status)).into_response()
+        }
+        Err(response) => response,
+    }
+}
+
+/// `?after=N`, as the live route takes it.
+#[derive(Debug, serde::Deserialize)]
+struct After {
+    #[serde(default)]
+    after: u32,
+}
+
+async fn trajectory(
+    State(dir): State<Arc<RecordedDir>>,
+    Path(id): Path<String>,
+    query: Result<Query<After>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let after = match query {
+        Ok(Query(query)) => query.after,
+        Err(rejection) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("{}; give ?after=N, a turn number", rejection.body_text()),
+            );
+        }
+    };
+    let Some(path) = dir.path_of(&id) else {
+        return unknown(&id);
+    };
+    match tokio::fs::read_to_string(&path).await {
+        Ok(text) => (
+            [(header::CONTENT_TYPE, "application/x-ndjson")],
+            steps_after(&text, after),
+        )
+            .into_response(),
+        Err(_) => unknown(&id),
+    }
+}
+
+async fn image(
+    State(dir): State<Arc<RecordedDir>>,
+    Path((id, name)): Path<(String, String)>,
+) -> Response {
+    if !is_episode_id(&id) || !is_image_name(&name) {
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("no image {name:?} for episode {id:?}: images are named <turn>-<n>.png"),
+        );
+    }
+    let path: PathBuf = FsPath::new(&dir.dir).join(&id).join(&name);
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => (
+            [
+                (header::CONTENT_TYPE, mime_type_of(&name)),
+                (header::CACHE_CONTROL, "private, max-age=3600"),
+            ],
+            bytes,
+        )
+            .into_response(),
+        Err(_) => error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "episode {id:?} has no image {name:?} on disk: it was not kept (--trajectory-images) or was removed"
+            ),
+        ),
+    }
+}
