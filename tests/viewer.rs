@@ -411,3 +411,93 @@ async fn a_desktop_page_draws_actions_on_screenshots_and_a_click_on_it_plays() {
     browser.screenshot("desktop").await;
     server.close(&id).await;
 }
+
+#[tokio::test]
+async fn bad_requests_to_the_viewer_get_a_sentence() {
+    let dir = temp_dir("bad");
+    let server = HttpServer::start(&["wordle", "--trajectory-dir", dir.to_str().unwrap()]);
+    let id = server.create(NewEpisode::default()).await.id;
+    for (path, status, sentence) in [
+        (
+            "/episodes?limit=99999".to_owned(),
+            400,
+            "at most 5000 episodes",
+        ),
+        ("/episodes?limit=many".to_owned(), 400, "give ?limit=N"),
+        (
+            format!("/episodes/{id}/trajectory?after=x"),
+            400,
+            "a turn number",
+        ),
+        (
+            format!("/episodes/{id}/images/1-0.png"),
+            404,
+            "has no image",
+        ),
+        (
+            format!("/episodes/{id}/images/..%2F..%2Fetc%2Fpasswd"),
+            404,
+            "has no image",
+        ),
+        (
+            "/episodes/nothex/images/1-0.png".to_owned(),
+            404,
+            "has no image",
+        ),
+        (
+            "/viewer/other.js".to_owned(),
+            404,
+            "viewer.js and viewer.css",
+        ),
+    ] {
+        let (code, body) = status_and_json(http().get(server.url(&path))).await;
+        assert_eq!(code, status, "{path}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(sentence),
+            "{path}: {body}"
+        );
+    }
+    // The pages forbid inline script and any other origin.
+    let page = http().get(server.url("/")).send().await.unwrap();
+    let policy = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(policy.contains("script-src 'self'") && policy.contains("frame-ancestors 'none'"));
+
+    // A recorded folder: a file that is not a trajectory is left out of the list and named
+    // with its line when asked for.
+    call(&server, &id, "guess", json!({"word": "crane"})).await;
+    server.close(&id).await;
+    ended_file(&dir, &id).await;
+    let broken = "0123456789abcdef0123456789abcdef";
+    std::fs::write(
+        dir.join(format!("{broken}.jsonl")),
+        "{\"record\":\"step\"}\n",
+    )
+    .unwrap();
+    let viewer = HttpServer::start(&["view", dir.to_str().unwrap()]);
+    let listed = viewer.get_json("/episodes").await;
+    let ids: Vec<&str> = listed["episodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [id.as_str()]);
+    assert_eq!(listed["source"], "recorded");
+    let (code, body) =
+        status_and_json(http().get(viewer.url(&format!("/episodes/{broken}")))).await;
+    assert_eq!(code, 422, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("line 1: not a step record"),
+        "{body}"
+    );
+    let (code, _) = status_and_json(http().get(viewer.url("/episodes/abc/trajectory"))).await;
+    assert_eq!(code, 404);
+    assert!(
+        start_fails(&["view", "/nonexistent-folder"]).contains("is not a folder"),
+        "view refuses a folder that is not there"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

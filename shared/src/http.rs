@@ -46,6 +46,7 @@ use crate::malformed::json_rpc_errors;
 use crate::mcp::McpHandler;
 use crate::stateless::stateless_tool_call;
 use crate::task::Split;
+use crate::viewer::AfterQuery;
 
 /// Largest control-plane request body.
 const CONTROL_BODY_LIMIT: usize = 64 * 1024;
@@ -221,11 +222,7 @@ pub async fn serve(
     mut options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    if !addr.ip().is_loopback() && options.token.is_none() {
-        return Err(ServeError::TokenRequired(addr));
-    }
-    options.loopback_hosts_only = addr.ip().is_loopback();
-    let listener = reuseport_listener(addr).map_err(|source| ServeError::Bind { addr, source })?;
+    let listener = bind(addr, &mut options)?;
     let local = listener.local_addr()?;
     hub.spawn_reaper();
     let connections = Connections::new(options.connections.clone());
@@ -279,6 +276,19 @@ pub async fn serve(
     // Episodes started by requests that were still running when the first close began.
     hub.close_all().await;
     served.map_err(ServeError::from)
+}
+
+/// The listening socket for `addr`, refusing an address beyond loopback without a token, and
+/// answering loopback Host names only when bound to loopback.
+pub(crate) fn bind(
+    addr: SocketAddr,
+    options: &mut HttpOptions,
+) -> Result<tokio::net::TcpListener, ServeError> {
+    if !addr.ip().is_loopback() && options.token.is_none() {
+        return Err(ServeError::TokenRequired(addr));
+    }
+    options.loopback_hosts_only = addr.ip().is_loopback();
+    reuseport_listener(addr).map_err(|source| ServeError::Bind { addr, source })
 }
 
 /// A listening socket that other threads may also bind to the same port.
@@ -464,26 +474,14 @@ async fn episode_prompt(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> 
     }
 }
 
-/// `?after=N`: only the records of turns after N (for a viewer that polls).
-#[derive(Debug, serde::Deserialize)]
-struct TrajectoryQuery {
-    #[serde(default)]
-    after: u32,
-}
-
 async fn episode_trajectory(
     State(hub): State<Arc<Hub>>,
     Path(id): Path<String>,
-    query: Result<Query<TrajectoryQuery>, QueryRejection>,
+    query: Result<Query<AfterQuery>, QueryRejection>,
 ) -> Response {
-    let after = match query {
-        Ok(Query(query)) => query.after,
-        Err(rejection) => {
-            return json_error(
-                StatusCode::BAD_REQUEST,
-                format!("{}; give ?after=N, a turn number", rejection.body_text()),
-            );
-        }
+    let after = match AfterQuery::turn(query) {
+        Ok(after) => after,
+        Err(message) => return json_error(StatusCode::BAD_REQUEST, message),
     };
     match hub.trajectory(&id, after).await {
         Ok(lines) => ([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response(),

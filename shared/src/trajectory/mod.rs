@@ -321,3 +321,41 @@ fn serde_json_len_bound(value: &Value) -> usize {
         _ => 24,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_policies_parse_and_keep_one_step_in_n() {
+        let parse = |text: &str| text.parse::<ImagePolicy>();
+        assert_eq!(parse("all"), Ok(ImagePolicy::default()));
+        assert_eq!(parse("none"), Ok(ImagePolicy::None));
+        let every_third = parse("3").unwrap();
+        let kept: Vec<u64> = (0..7).filter(|&i| every_third.keeps(i)).collect();
+        assert_eq!(kept, [0, 3, 6]);
+        assert!((0..5).all(|i| ImagePolicy::default().keeps(i)));
+        assert!((0..5).all(|i| !ImagePolicy::None.keeps(i)));
+        for bad in ["0", "-1", "some", ""] {
+            let error = parse(bad).unwrap_err();
+            assert!(error.contains("give none, all, or N"), "{error}");
+        }
+        assert_eq!(every_third.to_string(), "3");
+        assert_eq!(ImagePolicy::default().to_string(), "all");
+    }
+
+    #[test]
+    fn images_are_named_by_turn_and_position() {
+        let content = vec![
+            ContentBlock::text("clicked"),
+            ContentBlock::image("aGk=", "image/png"),
+            ContentBlock::image("aGk=", "image/jpeg"),
+        ];
+        let names: Vec<String> = ObservationImage::from_content(7, &content)
+            .into_iter()
+            .map(|image| image.name)
+            .collect();
+        assert_eq!(names, ["7-0.png", "7-1.jpg"]);
+        assert_eq!(mime_type_of("7-1.jpg"), "image/jpeg");
+    }
+}

@@ -119,6 +119,25 @@ impl ListQuery {
     }
 }
 
+/// `?after=N` on a trajectory: only the records of turns after N (for a page that polls).
+#[derive(Debug, Deserialize)]
+pub struct AfterQuery {
+    /// The last turn the caller has.
+    #[serde(default)]
+    pub after: u32,
+}
+
+impl AfterQuery {
+    /// The turn asked for, or the sentence saying what is wrong with the query.
+    pub fn turn(
+        query: Result<Query<AfterQuery>, axum::extract::rejection::QueryRejection>,
+    ) -> Result<u32, String> {
+        query
+            .map(|Query(query)| query.after)
+            .map_err(|rejection| format!("{}; give ?after=N, a turn number", rejection.body_text()))
+    }
+}
+
 /// `GET /episodes`: live episodes, newest first, with the recently finished ones the summary
 /// counts.
 async fn live_list(

@@ -19,9 +19,9 @@ use axum::routing::get;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use super::{ListQuery, error, pages};
+use super::{AfterQuery, ListQuery, error, pages};
 use crate::episode::passed;
-use crate::http::{HttpOptions, ServeError, guard_layer, reuseport_listener};
+use crate::http::{HttpOptions, ServeError, bind, guard_layer};
 use crate::hub::{is_episode_id, is_image_name, steps_after};
 use crate::trajectory::file::RecordedEpisode;
 use crate::trajectory::mime_type_of;
@@ -130,11 +130,7 @@ pub async fn serve_dir(
     mut options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    if !addr.ip().is_loopback() && options.token.is_none() {
-        return Err(ServeError::TokenRequired(addr));
-    }
-    options.loopback_hosts_only = addr.ip().is_loopback();
-    let listener = reuseport_listener(addr).map_err(|source| ServeError::Bind { addr, source })?;
+    let listener = bind(addr, &mut options)?;
     let local = listener.local_addr()?;
     let app = router(dir).layer(middleware::from_fn_with_state(
         guard_layer(&options),
@@ -250,26 +246,14 @@ async fn status(State(dir): State<Arc<RecordedDir>>, Path(id): Path<String>) -> 
     }
 }
 
-/// `?after=N`, as the live route takes it.
-#[derive(Debug, serde::Deserialize)]
-struct After {
-    #[serde(default)]
-    after: u32,
-}
-
 async fn trajectory(
     State(dir): State<Arc<RecordedDir>>,
     Path(id): Path<String>,
-    query: Result<Query<After>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<AfterQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
-    let after = match query {
-        Ok(Query(query)) => query.after,
-        Err(rejection) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("{}; give ?after=N, a turn number", rejection.body_text()),
-            );
-        }
+    let after = match AfterQuery::turn(query) {
+        Ok(after) => after,
+        Err(message) => return error(StatusCode::BAD_REQUEST, message),
     };
     let Some(path) = dir.path_of(&id) else {
         return unknown(&id);
