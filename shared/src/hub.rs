@@ -587,7 +587,9 @@ impl Hub {
                 .map(|image| image.base64.clone());
             if let Some(bytes) = base64.and_then(|b| {
                 use base64::Engine;
-                base64::engine::general_purpose::STANDARD.decode(b).ok()
+                base64::engine::general_purpose::STANDARD
+                    .decode(b.as_bytes())
+                    .ok()
             }) {
                 return Ok((mime_type_of(name), bytes));
             }

@@ -131,8 +131,9 @@ pub struct ObservationImage {
     pub name: String,
     /// The MIME type, as the content block gave it.
     pub mime_type: String,
-    /// The image, base64-encoded as the content block carried it.
-    pub base64: String,
+    /// The image, base64-encoded as the content block carried it; shared by the sink and the
+    /// episode's recent images, so it is copied once, out of the observation.
+    pub base64: Arc<str>,
 }
 
 impl ObservationImage {
@@ -148,7 +149,7 @@ impl ObservationImage {
             .map(|(n, image)| ObservationImage {
                 name: format!("{turn}-{n}.{}", extension(&image.mime_type)),
                 mime_type: image.mime_type.clone(),
-                base64: image.data.clone(),
+                base64: image.data.as_str().into(),
             })
             .collect()
     }

@@ -194,7 +194,7 @@ fn write_images(dir: &Path, episode: &str, images: &[ObservationImage]) {
     for image in images {
         let path = folder.join(&image.name);
         let written = base64::engine::general_purpose::STANDARD
-            .decode(&image.base64)
+            .decode(image.base64.as_bytes())
             .map_err(|e| e.to_string())
             .and_then(|bytes| std::fs::write(&path, bytes).map_err(|e| e.to_string()));
         if let Err(error) = written {
