@@ -21,6 +21,7 @@ mod spreadsheet;
 mod web;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -543,8 +544,46 @@ pub async fn grade(task: &crate::tasks::DesktopTask, snapshot: &DesktopSnapshot)
     grade_checks(task.checks(), snapshot).await
 }
 
-/// Grades a list of checks (all-of) against a snapshot.
+/// How often [`settle`] looks at the files a grade reads, and how long it waits at most.
+const SETTLE_POLL: Duration = Duration::from_millis(250);
+const SETTLE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Waits until none of the files the checks read is changing: their size and modification
+/// time the same on two looks [`SETTLE_POLL`] apart, for at most [`SETTLE_LIMIT`]. An agent
+/// often ends its episode the moment it has pressed save; LibreOffice then still writes the
+/// file for a moment, and a grade that read it half-written (or read it twice, one check
+/// before the write and one after) would judge a file the agent never left.
+async fn settle(home: &std::path::Path, checks: &[Check]) {
+    let mut paths: Vec<&str> = checks.iter().filter_map(Check::path).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    if paths.is_empty() {
+        return;
+    }
+    let look = || async {
+        let mut state = Vec::with_capacity(paths.len());
+        for path in &paths {
+            let meta = tokio::fs::symlink_metadata(home.join(path)).await.ok();
+            state.push(meta.map(|m| (m.len(), m.modified().ok())));
+        }
+        state
+    };
+    let deadline = tokio::time::Instant::now() + SETTLE_LIMIT;
+    let mut before = look().await;
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(SETTLE_POLL).await;
+        let now = look().await;
+        if now == before {
+            return;
+        }
+        before = now;
+    }
+}
+
+/// Grades a list of checks (all-of) against a snapshot, once the files they read have
+/// stopped changing.
 pub async fn grade_checks(checks: &[Check], snapshot: &DesktopSnapshot) -> Grade {
+    settle(&snapshot.home, checks).await;
     let mut results = Vec::with_capacity(checks.len());
     for check in checks {
         results.push(check.evaluate(snapshot).await);
@@ -704,6 +743,29 @@ mod tests {
         assert!(passes(check("ERROR disk full"), &snap).await);
         assert!(passes(check("end"), &snap).await);
         assert!(!passes(check("ERROR"), &snap).await);
+    }
+
+    #[tokio::test]
+    async fn a_grade_waits_for_a_file_still_being_written() {
+        let home = TempHome::new("settle");
+        home.write("saved.txt", "line 0\n");
+        let path = home.0.join("saved.txt");
+        // An application still saving: a line every 100 ms for a second after the agent ended.
+        let writer = tokio::spawn(async move {
+            for n in 1..=10 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let mut text = tokio::fs::read_to_string(&path).await.unwrap();
+                text.push_str(&format!("line {n}\n"));
+                tokio::fs::write(&path, text).await.unwrap();
+            }
+        });
+        let check = Check::FileContainsLine {
+            path: "saved.txt".into(),
+            line: "line 10".into(),
+        };
+        let grade = grade_checks(&[check], &home.snapshot()).await;
+        writer.await.unwrap();
+        assert!(grade.passed, "{:?}", grade.checks);
     }
 
     #[tokio::test]
