@@ -10,6 +10,7 @@ mod desktop_mcp;
 mod desktop_tasks;
 mod escape;
 mod jupyter_mcp;
+mod legacy_sessions;
 mod manifests;
 mod openenv;
 mod ors;

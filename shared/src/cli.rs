@@ -76,6 +76,11 @@ pub struct CommonArgs {
     /// HTTP connection timeouts, limit and shutdown deadline.
     #[command(flatten)]
     pub connections: ConnectionArgs,
+
+    /// Serve legacy MCP sessions through rmcp alone (a worker per session) instead of the
+    /// direct path; for comparing the two, so not listed in --help.
+    #[arg(long, hide = true)]
+    pub rmcp_sessions: bool,
 }
 
 /// The flags that hold HTTP connections to account, for any server built on
@@ -153,6 +158,7 @@ impl CommonArgs {
             loopback_hosts_only: true,
             mount_root_mcp: true,
             connections: self.connections.config(),
+            rmcp_sessions: self.rmcp_sessions,
         }
     }
 }

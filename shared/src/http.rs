@@ -30,7 +30,7 @@ use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{MethodRouter, get};
 use axum::{Json, Router};
 use mcpgym_serve::{Connections, Guard, Origins, ServeConfig};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -42,8 +42,10 @@ use crate::binding::EpisodeRoute;
 use crate::doors::ors::LISTED_TASKS;
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::legacy::{LegacyDoor, legacy_session};
 use crate::malformed::json_rpc_errors;
 use crate::mcp::McpHandler;
+use crate::sessions::Endpoint;
 use crate::stateless::stateless_tool_call;
 use crate::task::Split;
 use crate::viewer::AfterQuery;
@@ -67,6 +69,9 @@ pub struct HttpOptions {
     pub mount_root_mcp: bool,
     /// Connection timeouts, the connection limit and the shutdown deadline.
     pub connections: ServeConfig,
+    /// Serve legacy MCP sessions through rmcp alone, each with a worker of its own, instead of
+    /// answering their plain requests directly ([`crate::legacy`]); for comparing the two.
+    pub rmcp_sessions: bool,
 }
 
 /// Why the HTTP server would not start.
@@ -106,11 +111,42 @@ fn hub_error(error: HubError) -> Response {
     json_error(status, error.to_string())
 }
 
-fn mcp_service(
-    factory: impl Fn() -> McpHandler + Send + Sync + 'static,
+/// One MCP endpoint: rmcp's service for `handler`'s scope, its sessions kept in the hub's
+/// table (endpoint `endpoint`), and the direct path for legacy sessions in front of it unless
+/// `options` asks for rmcp alone.
+fn mcp_endpoint(
+    hub: &Arc<Hub>,
+    endpoint: Endpoint,
+    handler: McpHandler,
     config: &StreamableHttpServerConfig,
-) -> StreamableHttpService<McpHandler, LocalSessionManager> {
-    StreamableHttpService::new(move || Ok(factory()), Default::default(), config.clone())
+    options: &HttpOptions,
+) -> MethodRouter {
+    let manager = LocalSessionManager::default();
+    let door = (!options.rmcp_sessions)
+        .then(|| {
+            LegacyDoor::new(
+                hub.clone(),
+                endpoint,
+                handler.clone(),
+                config,
+                manager.session_config.sse_retry,
+            )
+        })
+        .flatten();
+    let mut config = config.clone();
+    if door.is_some() {
+        config.session_store = Some(Arc::new(hub.sessions().for_endpoint(endpoint)));
+    }
+    let service = StreamableHttpService::new(move || Ok(handler.clone()), manager.into(), config);
+    // Every method: rmcp answers the ones it does not serve itself.
+    let endpoint = axum::routing::any_service(service);
+    match door {
+        Some(door) => endpoint.layer(middleware::from_fn_with_state(
+            Arc::new(door),
+            legacy_session,
+        )),
+        None => endpoint,
+    }
 }
 
 /// The whole HTTP application for a hub.
@@ -150,25 +186,19 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
 
     let single_env = hub.envs().count() == 1;
     let mut mcp = Router::new();
-    for env in hub.envs() {
-        let (hub_for, env_for) = (hub.clone(), env.clone());
-        let service = mcp_service(
-            move || McpHandler::for_env(hub_for.clone(), env_for.clone()),
-            &config,
-        );
+    for (endpoint, env) in (0..).zip(hub.envs()) {
+        let handler = McpHandler::for_env(hub.clone(), env.clone());
+        let service = mcp_endpoint(&hub, endpoint, handler, &config, &options);
         mcp = mcp.nest_service(&format!("/{}/mcp", env.name()), service.clone());
         if options.mount_root_mcp && single_env {
             mcp = mcp.nest_service("/mcp", service);
         }
     }
-    let hub_for = hub.clone();
+    let episode_routes = McpHandler::for_episode_routes(hub.clone());
     let episode_mcp = Router::new()
         .route_service(
             "/episodes/{id}/mcp",
-            mcp_service(
-                move || McpHandler::for_episode_routes(hub_for.clone()),
-                &config,
-            ),
+            mcp_endpoint(&hub, Endpoint::MAX, episode_routes, &config, &options),
         )
         .layer(middleware::from_fn_with_state(
             hub.clone(),

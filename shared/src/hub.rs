@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::env::{Environment, EpisodeSpec, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
 use crate::metrics::Metrics;
+use crate::sessions::LegacySessions;
 use crate::step::StepRecord;
 use crate::store::{CloseReason, EpisodeSlot, EpisodeStore};
 use crate::task::Split;
@@ -278,6 +279,8 @@ pub struct FinishedEpisode {
 pub struct Hub {
     envs: BTreeMap<&'static str, Arc<dyn Environment>>,
     store: EpisodeStore,
+    /// Legacy MCP sessions, reaped with the episodes.
+    sessions: Arc<LegacySessions>,
     finished: std::sync::Mutex<std::collections::VecDeque<FinishedEpisode>>,
     settings: HubSettings,
     sink: Option<TrajectorySink>,
@@ -308,6 +311,7 @@ impl Hub {
         Ok(Arc::new(Self {
             metrics: Metrics::new(envs.keys().copied()),
             store: EpisodeStore::new(settings.max_episodes),
+            sessions: Arc::default(),
             finished: std::sync::Mutex::new(std::collections::VecDeque::new()),
             envs,
             settings,
@@ -328,6 +332,11 @@ impl Hub {
     /// The metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The legacy MCP sessions of every HTTP endpoint.
+    pub fn sessions(&self) -> &Arc<LegacySessions> {
+        &self.sessions
     }
 
     /// Episodes held now.
@@ -639,7 +648,8 @@ impl Hub {
         Ok(())
     }
 
-    /// Starts the reaper: episodes idle past the TTL are closed. Stops when the hub is dropped.
+    /// Starts the reaper: episodes and legacy sessions idle past the TTL are closed. Stops when
+    /// the hub is dropped.
     pub fn spawn_reaper(self: &Arc<Self>) {
         let ttl = self.settings.idle_ttl;
         let period = (ttl / 4).clamp(Duration::from_millis(50), Duration::from_secs(10));
@@ -651,7 +661,11 @@ impl Hub {
                 ticker.tick().await;
                 let Some(hub) = hub.upgrade() else { break };
                 let idle = hub.store.take_idle(ttl);
+                let idle_sessions = hub.sessions.remove_idle(ttl);
                 drop(hub);
+                if idle_sessions > 0 {
+                    tracing::info!(count = idle_sessions, "ended idle MCP sessions");
+                }
                 if !idle.is_empty() {
                     tracing::info!(count = idle.len(), "closing idle episodes");
                 }
@@ -664,6 +678,7 @@ impl Hub {
 
     /// Closes every episode (at shutdown), stopping the calls that run on them.
     pub async fn close_all(&self) {
+        self.sessions.clear();
         let slots = self.store.drain();
         // Stop every running call first, so no close waits behind another episode's call.
         for slot in &slots {

@@ -10,7 +10,9 @@
 //! - [`store`]: live episodes with a capacity, an idle TTL and a reaper;
 //! - [`hub`]: the environments, the store and the settings behind every transport;
 //! - [`binding`]: which episode a tool call names, for every transport; [`mcp`]: the MCP
-//!   server handler (and the session's episode when a call names none);
+//!   server handler (and the session's episode when a call names none); [`sessions`]: legacy
+//!   MCP sessions at a few hundred bytes each; [`stateless`] and [`legacy`]: the direct paths
+//!   that answer plain tool calls without rmcp's per-request or per-session machinery;
 //! - [`http`]: streamable HTTP MCP, the control plane, health and metrics, on connections held
 //!   to timeouts and a limit ([`mcpgym_serve`]); [`malformed`]: JSON-RPC errors for bodies
 //!   that are not JSON-RPC;
@@ -34,9 +36,11 @@ pub mod doors;
 pub mod episode;
 pub mod http;
 pub mod hub;
+pub mod legacy;
 pub mod malformed;
 pub mod mcp;
 pub mod metrics;
+pub mod sessions;
 pub mod stateless;
 pub mod stdio;
 pub mod step;

@@ -7,16 +7,20 @@
 //!
 //! 1. the request's `_meta["mcpgym/episode"]`;
 //! 2. the URL `/episodes/{id}/mcp` (the HTTP layer inserts an [`EpisodeRoute`]);
-//! 3. the episode already bound to this handler (the stdio process, or a legacy HTTP session);
-//! 4. a new episode, bound to this handler; its id is in the result's `_meta`.
+//! 3. the episode already bound to the session (the stdio process, or a legacy HTTP session,
+//!    whose binding lives in [`crate::sessions`] so the direct path shares it);
+//! 4. a new episode, bound to the session; its id is in the result's `_meta`.
+//!
+//! [`call_tool`] and [`list_tools`] hold these rules for both rmcp's handler and the direct
+//! path of legacy sessions ([`crate::legacy`]), so the two answer alike.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -26,6 +30,7 @@ use crate::binding::named_episode;
 use crate::env::Environment;
 use crate::hub::{CreateEpisode, Hub, HubError, check_tool};
 use crate::progress::{ProgressSink, Reporter, with_reporter};
+use crate::sessions::{LegacySession, SessionBinding};
 use crate::step::StepRecord;
 
 /// The name of the optional tool that starts a new episode for the session.
@@ -51,7 +56,7 @@ pub use crate::binding::EpisodeRoute;
 
 /// Which tools a handler lists.
 #[derive(Clone)]
-enum Scope {
+pub(crate) enum Scope {
     /// One environment's (`/mcp`, `/<env>/mcp`, stdio).
     Env(Arc<dyn Environment>),
     /// The tools of the episode named in the URL (`/episodes/{id}/mcp`).
@@ -63,10 +68,9 @@ enum Scope {
 pub struct McpHandler {
     hub: Arc<Hub>,
     scope: Scope,
-    /// The episode bound to this handler's session (rule 3).
-    bound: Arc<tokio::sync::Mutex<Option<Arc<str>>>>,
-    /// How many times this session has reset, so a fixed `--seed` gives a fixed sequence.
-    resets: Arc<AtomicU64>,
+    /// The episode bound to this handler (rule 3) when its requests carry no legacy session
+    /// of the hub's table: stdio, and stateless requests (one handler each).
+    binding: Arc<SessionBinding>,
 }
 
 impl std::fmt::Debug for McpHandler {
@@ -75,14 +79,24 @@ impl std::fmt::Debug for McpHandler {
     }
 }
 
+/// The legacy session id a request carries, if any.
+fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .headers
+        .get("mcp-session-id")?
+        .to_str()
+        .ok()
+}
+
 impl McpHandler {
     /// A handler for one environment, with no episode bound yet.
     pub fn for_env(hub: Arc<Hub>, env: Arc<dyn Environment>) -> Self {
         Self {
             hub,
             scope: Scope::Env(env),
-            bound: Default::default(),
-            resets: Default::default(),
+            binding: Default::default(),
         }
     }
 
@@ -92,19 +106,23 @@ impl McpHandler {
         Self {
             hub,
             scope: Scope::EpisodeRoute,
-            bound: Default::default(),
-            resets: Default::default(),
+            binding: Default::default(),
         }
     }
 
     /// A handler with an episode already bound (stdio: the episode the CLI flags describe).
     pub fn bound_to(hub: Arc<Hub>, env: Arc<dyn Environment>, episode: &str) -> Self {
+        let binding = SessionBinding::default();
+        *binding.episode.try_lock().expect("a new lock is free") = Some(episode.into());
         Self {
             hub,
             scope: Scope::Env(env),
-            bound: Arc::new(tokio::sync::Mutex::new(Some(episode.into()))),
-            resets: Default::default(),
+            binding: Arc::new(binding),
         }
+    }
+
+    pub(crate) fn scope(&self) -> &Scope {
+        &self.scope
     }
 
     fn route(context: &RequestContext<RoleServer>) -> Option<&EpisodeRoute> {
@@ -115,27 +133,41 @@ impl McpHandler {
             .or_else(|| context.extensions.get::<EpisodeRoute>())
     }
 
-    /// Finds the episode a call belongs to, starting one if nothing names it.
-    async fn bind(
-        &self,
-        params: &CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Arc<str>, McpError> {
-        let meta = params
-            .meta
-            .as_ref()
-            .and_then(|meta| meta.get(META_EPISODE))
-            .or_else(|| context.meta.get(META_EPISODE));
-        if let Some(id) = named_episode(meta, Self::route(context))
+    /// The legacy session of the hub's table a request belongs to, if any.
+    fn legacy_session(&self, context: &RequestContext<RoleServer>) -> Option<Arc<LegacySession>> {
+        self.hub.sessions().get(session_id(context)?, None)
+    }
+}
+
+/// A tool call on an MCP endpoint: what it is resolved against and what it names.
+pub(crate) struct ToolCall<'a> {
+    pub hub: &'a Hub,
+    pub scope: &'a Scope,
+    /// The session's episode (rule 3).
+    pub binding: &'a SessionBinding,
+    /// The value of the request's `_meta["mcpgym/episode"]`, if any.
+    pub meta_episode: Option<&'a serde_json::Value>,
+    /// The episode of the URL, if any.
+    pub route: Option<&'a EpisodeRoute>,
+}
+
+impl ToolCall<'_> {
+    fn resettable(&self) -> bool {
+        matches!(self.scope, Scope::Env(_)) && self.hub.settings().reset_tool
+    }
+
+    /// Finds the episode the call belongs to, starting one if nothing names it.
+    async fn bind(&self) -> Result<Arc<str>, McpError> {
+        if let Some(id) = named_episode(self.meta_episode, self.route)
             .map_err(|error| McpError::invalid_params(error.to_string(), None))?
         {
             return Ok(id);
         }
-        let mut bound = self.bound.lock().await;
+        let mut bound = self.binding.episode.lock().await;
         if let Some(id) = bound.as_ref() {
             return Ok(id.clone());
         }
-        let Scope::Env(env) = &self.scope else {
+        let Scope::Env(env) = self.scope else {
             return Err(McpError::invalid_params(
                 "this endpoint serves /episodes/{id}/mcp only; name an episode in the URL",
                 None,
@@ -154,37 +186,23 @@ impl McpHandler {
         Ok(id)
     }
 
-    fn resettable(&self) -> bool {
-        matches!(self.scope, Scope::Env(_)) && self.hub.settings().reset_tool
-    }
-
     /// Closes the session's episode and starts the next one.
-    async fn reset(
-        &self,
-        params: &CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        let named = params
-            .meta
-            .as_ref()
-            .is_some_and(|m| m.contains_key(META_EPISODE))
-            || context.meta.contains_key(META_EPISODE)
-            || Self::route(context).is_some();
-        let Scope::Env(env) = &self.scope else {
+    async fn reset(&self) -> Result<CallToolResult, McpError> {
+        let Scope::Env(env) = self.scope else {
             return Err(McpError::invalid_params("reset is not offered here", None));
         };
-        if named {
+        if self.meta_episode.is_some() || self.route.is_some() {
             return Err(McpError::invalid_params(
                 "reset starts a new episode for this session only; harnesses start episodes with POST /episodes",
                 None,
             ));
         }
-        let mut bound = self.bound.lock().await;
+        let mut bound = self.binding.episode.lock().await;
         if let Some(old) = bound.take() {
             // Already gone (reaped or deleted) is fine: a new one starts either way.
             let _ = self.hub.delete(&old).await;
         }
-        let count = self.resets.fetch_add(1, Ordering::Relaxed) + 1;
+        let count = self.binding.resets.fetch_add(1, Ordering::Relaxed) + 1;
         let created = self
             .hub
             .create(CreateEpisode {
@@ -217,22 +235,50 @@ impl McpHandler {
         };
         Ok(started.into_call_result())
     }
+}
 
-    fn tools_for(&self, context: &RequestContext<RoleServer>) -> Result<Vec<Tool>, McpError> {
-        match &self.scope {
-            Scope::Env(env) => {
-                let mut tools = env.tools().to_vec();
-                if self.resettable() {
-                    tools.push(RESET.clone());
-                }
-                Ok(tools)
+/// Runs a tool call: `reset`, or a step of the episode the call belongs to. Progress the step
+/// reports goes to the reporter in scope ([`with_reporter`]), if any.
+pub(crate) async fn call_tool(
+    call: ToolCall<'_>,
+    name: &str,
+    arguments: JsonObject,
+) -> Result<CallToolResult, McpError> {
+    if name == RESET_TOOL && call.resettable() {
+        return call.reset().await;
+    }
+    // An unknown tool must not start an episode on its way to failing.
+    if let Scope::Env(env) = call.scope {
+        check_tool(env.as_ref(), name).map_err(to_mcp_error)?;
+    }
+    let episode = call.bind().await?;
+    let step = call
+        .hub
+        .step(&episode, name, arguments)
+        .await
+        .map_err(to_mcp_error)?;
+    Ok(step.into_call_result())
+}
+
+/// The tools an endpoint lists.
+pub(crate) fn list_tools(
+    hub: &Hub,
+    scope: &Scope,
+    route: Option<&EpisodeRoute>,
+) -> Result<Vec<Tool>, McpError> {
+    match scope {
+        Scope::Env(env) => {
+            let mut tools = env.tools().to_vec();
+            if hub.settings().reset_tool {
+                tools.push(RESET.clone());
             }
-            Scope::EpisodeRoute => {
-                let id = Self::route(context)
-                    .ok_or_else(|| McpError::invalid_params("name an episode in the URL", None))?;
-                let slot = self.hub.episode(&id.0).map_err(to_mcp_error)?;
-                Ok(slot.env.tools().to_vec())
-            }
+            Ok(tools)
+        }
+        Scope::EpisodeRoute => {
+            let id = route
+                .ok_or_else(|| McpError::invalid_params("name an episode in the URL", None))?;
+            let slot = hub.episode(&id.0).map_err(to_mcp_error)?;
+            Ok(slot.env.tools().to_vec())
         }
     }
 }
@@ -265,7 +311,10 @@ impl ServerHandler for McpHandler {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        if name == RESET_TOOL && self.resettable() {
+        if name == RESET_TOOL
+            && matches!(self.scope, Scope::Env(_))
+            && self.hub.settings().reset_tool
+        {
             return Some(RESET.clone());
         }
         match &self.scope {
@@ -279,7 +328,11 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools_for(&context)?))
+        Ok(ListToolsResult::with_all_items(list_tools(
+            &self.hub,
+            &self.scope,
+            Self::route(&context),
+        )?))
     }
 
     async fn call_tool(
@@ -287,13 +340,18 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if request.name == RESET_TOOL && self.resettable() {
-            return self.reset(&request, &context).await.map(Into::into);
-        }
-        // An unknown tool must not start an episode on its way to failing.
-        if let Scope::Env(env) = &self.scope {
-            check_tool(env.as_ref(), &request.name).map_err(to_mcp_error)?;
-        }
+        let session = self.legacy_session(&context);
+        let call = ToolCall {
+            hub: &self.hub,
+            scope: &self.scope,
+            binding: session.as_ref().map_or(&self.binding, |s| &s.binding),
+            meta_episode: request
+                .meta
+                .as_ref()
+                .and_then(|meta| meta.get(META_EPISODE))
+                .or_else(|| context.meta.get(META_EPISODE)),
+            route: Self::route(&context),
+        };
         // Progress reported while binding (an episode may start here) or calling reaches the
         // client that asked for it.
         let reporter = context.meta.get_progress_token().map(|token| {
@@ -302,17 +360,10 @@ impl ServerHandler for McpHandler {
                 token,
             }) as Reporter
         });
-        with_reporter(reporter, async {
-            let episode = self.bind(&request, &context).await?;
-            let arguments = request.arguments.clone().unwrap_or_default();
-            let step = self
-                .hub
-                .step(&episode, &request.name, arguments)
-                .await
-                .map_err(to_mcp_error)?;
-            Ok(step.into_call_result().into())
-        })
-        .await
+        let arguments = request.arguments.clone().unwrap_or_default();
+        with_reporter(reporter, call_tool(call, &request.name, arguments))
+            .await
+            .map(Into::into)
     }
 }
 
