@@ -191,7 +191,27 @@ impl Instance {
 mod tests {
     use std::collections::HashSet;
 
+    use mcpgym_env::parse_family_id;
+
     use super::*;
+    use crate::tasks::DesktopTasks;
+
+    /// What an agent starts from: two instances with the same state are the same task.
+    fn starting_state(task: &DesktopTask) -> String {
+        format!(
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}",
+            task.instruction, task.files, task.pages, task.setup, task.launch
+        )
+    }
+
+    /// The split of a family's instances below the boundary (`TRAIN.end`): train, or test
+    /// for a held-out family.
+    fn main_split(family: &Family) -> Split {
+        match family.split {
+            FamilySplit::TrainAndTest => Split::Train,
+            FamilySplit::TestOnly => Split::Test,
+        }
+    }
 
     #[test]
     fn names_are_unique_and_ids_round_trip() {
@@ -208,12 +228,7 @@ mod tests {
     #[test]
     fn generated_tasks_are_valid_deterministic_and_distinct() {
         for family in FAMILIES.iter() {
-            let ranges = family.ranges();
-            let first = if ranges.train.is_empty() {
-                ranges.test.start
-            } else {
-                ranges.train.start
-            };
+            let first = family.ranges().range(main_split(family)).start;
             let mut starts = HashSet::new();
             for n in first..first + 500 {
                 let task = family.task(n).unwrap();
@@ -223,23 +238,105 @@ mod tests {
                 assert!(!task.demo.is_empty(), "{}: no demo", task.id);
                 assert!(!task.launch.is_empty(), "{}: nothing launched", task.id);
                 let again = family.task(n).unwrap();
-                let state = |t: &DesktopTask| {
-                    format!(
-                        "{}\n{:?}\n{:?}\n{:?}\n{:?}",
-                        t.instruction, t.files, t.pages, t.setup, t.launch
-                    )
-                };
                 assert_eq!(
-                    state(&task),
-                    state(&again),
+                    starting_state(&task),
+                    starting_state(&again),
                     "{}: not deterministic",
                     task.id
                 );
-                starts.insert(state(&task));
+                starts.insert(starting_state(&task));
             }
             assert!(
                 starts.len() >= 490,
                 "{}: only {} distinct starting states in 500 instances",
+                family.name,
+                starts.len()
+            );
+        }
+    }
+
+    #[test]
+    fn held_out_families_never_reach_training_and_the_boundary_splits_the_rest() {
+        // Stored task ids name instance numbers: the ranges must not move.
+        assert_eq!((TRAIN, TEST), (0..900_000, 900_000..1_000_000));
+        let tasks = DesktopTasks::builtin();
+        let set = tasks.set();
+        let held_out: HashSet<&str> = FAMILIES
+            .iter()
+            .filter(|f| f.split == FamilySplit::TestOnly)
+            .map(|f| f.name)
+            .collect();
+        assert!(held_out.len() >= 5, "{} held-out families", held_out.len());
+        assert!(held_out.len() < FAMILIES.len(), "every family is held out");
+        let resolves_to = |id: &str| (set.split_of(id), tasks.get(id).map(|t| t.split));
+        for family in FAMILIES.iter() {
+            let id = |n: u64| family.ranges().id(n);
+            // Below the boundary: train, unless the family is held out.
+            let below = Some(main_split(family));
+            for n in [TRAIN.start, TRAIN.end - 1] {
+                assert_eq!(resolves_to(&id(n)), (below, below), "{}", id(n));
+            }
+            for n in [TEST.start, TEST.end - 1] {
+                let test = Some(Split::Test);
+                assert_eq!(resolves_to(&id(n)), (test, test), "{}", id(n));
+            }
+            assert_eq!(resolves_to(&id(TEST.end)), (None, None), "{}", id(TEST.end));
+        }
+
+        // By index: each training family's first train instance, one after another, and
+        // nothing after the last; held-out families add nothing to the train split.
+        let listed = set.listed(Split::Train).len() as u64;
+        let training: Vec<&str> = FAMILIES
+            .iter()
+            .map(|f| f.name)
+            .filter(|name| !held_out.contains(name))
+            .collect();
+        for (k, name) in training.iter().enumerate() {
+            let first = set.get(Split::Train, listed + k as u64 * TRAIN.end);
+            assert_eq!(first, Some(format!("{name}/0")));
+        }
+        let train_len = listed + training.len() as u64 * TRAIN.end;
+        assert_eq!(set.len(Split::Train), train_len);
+        assert_eq!(set.get(Split::Train, train_len), None);
+
+        // By seed, as episodes are drawn: train draws reach every training family and no
+        // held-out one; test draws reach every held-out family.
+        let families_drawn = |split: Split| -> HashSet<String> {
+            (0..5_000)
+                .filter_map(|seed| {
+                    let id = set.pick(split, seed).unwrap();
+                    assert_eq!(tasks.get(&id).map(|t| t.split), Some(split), "{id}");
+                    parse_family_id(&id).map(|(name, _)| name.to_owned())
+                })
+                .collect()
+        };
+        let drawn = families_drawn(Split::Train);
+        let held_out_drawn: Vec<&String> = drawn
+            .iter()
+            .filter(|name| held_out.contains(name.as_str()))
+            .collect();
+        assert!(
+            held_out_drawn.is_empty(),
+            "held out, drawn for training: {held_out_drawn:?}"
+        );
+        assert_eq!(drawn.len(), training.len());
+        let drawn = families_drawn(Split::Test);
+        assert!(
+            held_out.iter().all(|name| drawn.contains(*name)),
+            "{drawn:?}"
+        );
+    }
+
+    #[test]
+    fn every_family_has_at_least_a_thousand_distinct_instances() {
+        for family in FAMILIES.iter() {
+            let first = family.ranges().range(main_split(family)).start;
+            let starts: HashSet<String> = (first..first + 1_200)
+                .map(|n| starting_state(&family.task(n).unwrap()))
+                .collect();
+            assert!(
+                starts.len() >= 1_000,
+                "{}: only {} distinct starting states in 1,200 instances",
                 family.name,
                 starts.len()
             );

@@ -1,12 +1,14 @@
 //! `mcpgym bench desktop`: episode start to first screenshot, the screenshot tool, a click
 //! with its screenshot, and how many desktops two cores hold at one action per second each;
 //! then, per application set (a bare terminal, Chromium on a local page, LibreOffice Calc,
-//! Writer, Impress), start to first screenshot, memory (PSS) per desktop and how many fit in
-//! 24 GiB, and desktops held at one action per second.
+//! Writer, Impress), start to first screenshot, memory (PSS) per desktop (in all and by part:
+//! X server, window manager, panel, worker, applications) and how many fit in 24 GiB, and
+//! desktops held at one action per second.
 //!
 //! The application sets are tasks of a task file the benchmark writes and serves with
 //! `--tasks`, so they do not depend on any family's instances.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,7 +17,7 @@ use hyper::StatusCode;
 use mcpgym_shared::client::{ControlClient, NewEpisode};
 use serde_json::json;
 
-use super::harness::{Memory, Server, ToolCall, tree_kib};
+use super::harness::{Server, ToolCall};
 use super::report::percentile;
 
 /// Desktop benchmark settings.
@@ -193,11 +195,11 @@ async fn start_phase(base: &str, task: &str, starts: usize) -> anyhow::Result<()
 
 /// Proportional set size per desktop of `task`: the server's process tree (X servers, window
 /// managers, panels, workers, jailed applications) with `count` desktops open and settled,
-/// less the tree before, divided among them.
+/// less the tree before, divided among them; in all, then part by part.
 async fn memory_phase(base: &str, pid: u32, task: &str, count: usize) -> anyhow::Result<()> {
     let client = ControlClient::new(base, None)?;
     let screenshot = ToolCall::new("screenshot", json!({}))?;
-    let before = tree_kib(pid, Memory::Pss);
+    let before = pss_by_part(pid);
     let mut open = Vec::with_capacity(count);
     for _ in 0..count {
         let (id, path) = create(&client, task).await?;
@@ -206,18 +208,146 @@ async fn memory_phase(base: &str, pid: u32, task: &str, count: usize) -> anyhow:
     }
     // Applications keep allocating for a moment after their first paint.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let after = tree_kib(pid, Memory::Pss);
+    let after = pss_by_part(pid);
     for id in open {
         client.close(&id).await?;
     }
-    let per_desktop = after.saturating_sub(before) as f64 / 1024.0 / count.max(1) as f64;
+    let total = |parts: &BTreeMap<Part, PartPss>| parts.values().map(|p| p.kib).sum::<u64>();
+    let (before_kib, after_kib) = (total(&before), total(&after));
+    let desktops = count.max(1) as f64;
+    let per_desktop = after_kib.saturating_sub(before_kib) as f64 / 1024.0 / desktops;
     println!(
         "  PSS per {task} desktop {per_desktop:.0} MiB ({count} open: {:.0} MiB before, {:.0} MiB after); {:.0} fit in 24 GiB",
-        before as f64 / 1024.0,
-        after as f64 / 1024.0,
+        before_kib as f64 / 1024.0,
+        after_kib as f64 / 1024.0,
         24.0 * 1024.0 / per_desktop.max(1.0)
     );
+    let parts: BTreeSet<Part> = before.keys().chain(after.keys()).copied().collect();
+    for part in parts {
+        let (was, is) = (before.get(&part), after.get(&part));
+        let kib = |p: Option<&PartPss>| p.map_or(0, |p| p.kib) as f64;
+        // Signed: a part may shrink (a process left over from an earlier phase exits).
+        let mib = (kib(is) - kib(was)) / 1024.0 / desktops;
+        let names: BTreeSet<&str> = [was, is]
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p.names.iter().map(String::as_str))
+            .collect();
+        let names = names.into_iter().collect::<Vec<_>>().join(", ");
+        println!("    {:<20}{mib:>6.0} MiB  {names}", part.label());
+    }
     Ok(())
+}
+
+/// A part of the desktops whose memory the memory phase reports on its own; printed in this
+/// order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Part {
+    XServer,
+    WindowManager,
+    PanelAndWallpaper,
+    Worker,
+    Applications,
+    /// The server process itself: what it holds for its episodes.
+    Server,
+    Other,
+}
+
+impl Part {
+    fn label(self) -> &'static str {
+        match self {
+            Part::XServer => "X server",
+            Part::WindowManager => "window manager",
+            Part::PanelAndWallpaper => "panel and wallpaper",
+            Part::Worker => "worker",
+            Part::Applications => "applications",
+            Part::Server => "server",
+            Part::Other => "other",
+        }
+    }
+
+    /// The part a process is by its name (`comm`, at most 15 bytes) and its arguments; `None`
+    /// for one not named here (a shell in a terminal, a helper), which belongs to the part of
+    /// the process that started it.
+    fn of(name: &str, args: &[u8]) -> Option<Part> {
+        let application = ["chrom", "soffice", "oosplash"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+            || ["xterm", "mousepad", "gnumeric", "galculator", "pcmanfm"].contains(&name);
+        match name {
+            "Xvfb" => Some(Part::XServer),
+            "openbox" => Some(Part::WindowManager),
+            "tint2" | "hsetroot" => Some(Part::PanelAndWallpaper),
+            // Workers are this binary, as the server is: told apart by their subcommand.
+            _ if args.split(|&b| b == 0).nth(1) == Some(b"desktop-worker") => Some(Part::Worker),
+            _ if application => Some(Part::Applications),
+            _ => None,
+        }
+    }
+}
+
+/// The PSS of one part of the server's process tree and the names of its processes.
+#[derive(Debug, Default)]
+struct PartPss {
+    kib: u64,
+    names: BTreeSet<String>,
+}
+
+/// The PSS (KiB) of the process tree of `root` (the server), by part. Unreadable figures (a
+/// process that has just exited) count as 0.
+fn pss_by_part(root: u32) -> BTreeMap<Part, PartPss> {
+    let number_after = |text: &str, field: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+    };
+    let mut names: HashMap<u32, String> = HashMap::new();
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        if let Some(parent) = number_after(&status, "PPid:") {
+            children.entry(parent as u32).or_default().push(pid);
+        }
+        let name = status.lines().find_map(|l| l.strip_prefix("Name:"));
+        names.insert(pid, name.unwrap_or_default().trim().to_owned());
+    }
+    let mut parts: BTreeMap<Part, PartPss> = BTreeMap::new();
+    // Only the tree's own processes are read further: smaps_rollup walks a process's pages.
+    let mut stack = vec![(root, Part::Server)];
+    while let Some((pid, inherited)) = stack.pop() {
+        let name = names.get(&pid).map_or("", String::as_str);
+        let part = if pid == root {
+            Part::Server
+        } else {
+            let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            Part::of(name, &args).unwrap_or(inherited)
+        };
+        let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            .ok()
+            .and_then(|rollup| number_after(&rollup, "Pss:"));
+        let entry = parts.entry(part).or_default();
+        entry.kib += pss.unwrap_or(0);
+        entry.names.insert(name.to_owned());
+        // What the server starts itself (a jail's bwrap, say) is no part of the server.
+        let passed_on = if part == Part::Server {
+            Part::Other
+        } else {
+            part
+        };
+        stack.extend(
+            children
+                .get(&pid)
+                .into_iter()
+                .flatten()
+                .map(|&c| (c, passed_on)),
+        );
+    }
+    parts
 }
 
 async fn calls_phase(base: &str, calls: usize) -> anyhow::Result<()> {
