@@ -137,7 +137,7 @@ fn mcp_endpoint(
     if door.is_some() {
         config.session_store = Some(Arc::new(hub.sessions().for_endpoint(endpoint)));
     }
-    let service = StreamableHttpService::new(move || Ok(handler.clone()), manager.into(), config);
+    let service = StreamableHttpService::new(move || Ok(handler.unbound()), manager.into(), config);
     // Every method: rmcp answers the ones it does not serve itself.
     let endpoint = axum::routing::any_service(service);
     match door {

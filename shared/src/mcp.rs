@@ -121,6 +121,16 @@ impl McpHandler {
         }
     }
 
+    /// A handler for the same endpoint with no episode bound: rmcp makes one per session or
+    /// stateless request.
+    pub fn unbound(&self) -> Self {
+        Self {
+            hub: self.hub.clone(),
+            scope: self.scope.clone(),
+            binding: Default::default(),
+        }
+    }
+
     pub(crate) fn scope(&self) -> &Scope {
         &self.scope
     }
