@@ -340,3 +340,49 @@ async fn sessions_end_on_delete_and_when_idle() {
     assert_eq!(reaped.status, 404, "{reaped:?}");
     assert_eq!(post(&url, Some(&used), &ping).await.status, 200);
 }
+
+#[tokio::test]
+async fn a_call_that_wants_progress_streams_it_through_rmcp_on_the_sessions_episode() {
+    let server = HttpServer::start(&["jupyter", "--task", "classic/0"]);
+    let url = server.url("/mcp");
+    let (session, _) = open(&server, "/mcp").await;
+    let cell = |id: u32, code: &str, meta: Value| {
+        request(
+            json!(id),
+            "tools/call",
+            json!({"name": "add_and_execute_code_cell", "arguments": {"code": code}, "_meta": meta}),
+        )
+    };
+    // Answered directly: no progress wanted.
+    let first = post(&url, Some(&session), &cell(1, "x = 41", json!({}))).await;
+    let first = message(&first);
+    let episode = first["result"]["_meta"]["mcpgym/step"]["episode"].clone();
+    assert!(episode.is_string(), "{first}");
+    // Progress wanted from an environment that reports it: rmcp streams the notifications
+    // before the result, on the same episode.
+    let code = "import time\ntime.sleep(3)\nprint(x + 1)";
+    let streamed = post(
+        &url,
+        Some(&session),
+        &cell(2, code, json!({"progressToken": "cell-2"})),
+    )
+    .await;
+    let messages: Vec<Value> = streamed
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter(|data| !data.is_empty())
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let (last, before) = messages.split_last().expect("messages");
+    assert!(
+        before
+            .iter()
+            .any(|m| m["method"] == "notifications/progress"
+                && m["params"]["progressToken"] == "cell-2"),
+        "{messages:?}"
+    );
+    assert_eq!(last["result"]["_meta"]["mcpgym/step"]["episode"], episode);
+    assert_eq!(last["result"]["_meta"]["mcpgym/step"]["turn"], 2);
+    assert!(last.to_string().contains("42"), "{last}");
+}
