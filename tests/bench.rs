@@ -3,8 +3,9 @@
 
 use crate::common::BIN;
 
-/// Runs `mcpgym bench <args…>` and checks that it succeeds and prints every expected line.
-fn bench_prints(args: &[&str], expected: &[&str]) {
+/// Runs `mcpgym bench <args…>` and checks that it succeeds and prints every expected line; its
+/// output.
+fn bench_prints(args: &[&str], expected: &[&str]) -> String {
     let output = std::process::Command::new(BIN)
         .arg("bench")
         .args(args)
@@ -19,11 +20,39 @@ fn bench_prints(args: &[&str], expected: &[&str]) {
     for line in expected {
         assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
     }
+    stdout.into_owned()
+}
+
+/// The number printed right after `label` in the block of `output` whose heading starts with
+/// `heading` (the heading and its indented lines).
+fn figure(output: &str, heading: &str, label: &str) -> f64 {
+    let block: Vec<&str> = output
+        .lines()
+        .skip_while(|line| !line.starts_with(heading))
+        .enumerate()
+        .take_while(|(i, line)| *i == 0 || line.starts_with(' '))
+        .map(|(_, line)| line)
+        .collect();
+    let text = block.join("\n");
+    let after = text
+        .split_once(label)
+        .unwrap_or_else(|| panic!("no {label:?} under {heading:?} in:\n{output}"))
+        .1
+        .trim_start();
+    let number: String = after
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    number
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {label:?} under {heading:?} in:\n{output}"))
 }
 
 #[test]
 fn wordle_bench_runs_every_phase_and_prints_figures() {
-    bench_prints(
+    let legacy = "wordle over legacy MCP sessions (2025-06-18), 4 concurrent session(s)";
+    let idle_sessions = "wordle idle legacy sessions:";
+    let output = bench_prints(
         &[
             "wordle",
             "--concurrency",
@@ -34,6 +63,8 @@ fn wordle_bench_runs_every_phase_and_prints_figures() {
             "200",
             "--idle",
             "500",
+            "--idle-sessions",
+            "200",
         ],
         &[
             "wordle over HTTP, 1 concurrent episode(s)",
@@ -41,11 +72,31 @@ fn wordle_bench_runs_every_phase_and_prints_figures() {
             "guess calls/s",
             "guess latency p50",
             "CPU: server",
+            "wordle over legacy MCP sessions (2025-06-18), 1 concurrent session(s)",
+            legacy,
             "wordle over stdio, one client, 200 calls",
             "wordle idle episodes: 500 created",
+            "wordle idle legacy sessions: 200 opened",
             "server RSS",
         ],
     );
+    for label in [
+        "guess calls/s",
+        "all requests/s incl. initialize and reset:",
+        "p50",
+        "p99",
+        "CPU: server",
+        "% (",
+    ] {
+        let value = figure(&output, legacy, label);
+        assert!(value.is_finite(), "{label:?} is {value} in:\n{output}");
+    }
+    assert!(figure(&output, legacy, "guess calls/s") > 0.0, "{output}");
+    assert_eq!(figure(&output, idle_sessions, idle_sessions), 200.0);
+    for label in ["s (", "server RSS", "MiB before,", "after ("] {
+        let value = figure(&output, idle_sessions, label);
+        assert!(value.is_finite(), "{label:?} is {value} in:\n{output}");
+    }
 }
 
 #[test]
