@@ -20,6 +20,7 @@
 //!
 //! [`StepRecord`]: crate::step::StepRecord
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -30,23 +31,23 @@ use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get};
+use axum::routing::get;
 use axum::{Json, Router};
 use mcpgym_serve::{Connections, Guard, Origins, ServeConfig};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tower::Layer as _;
 
 use crate::binding::EpisodeRoute;
 use crate::doors::ors::LISTED_TASKS;
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError};
-use crate::legacy::{LegacyDoor, legacy_session};
+use crate::legacy::LegacyDoor;
 use crate::malformed::json_rpc_errors;
 use crate::mcp::McpHandler;
 use crate::sessions::Endpoint;
-use crate::stateless::stateless_tool_call;
 use crate::task::Split;
 use crate::viewer::AfterQuery;
 
@@ -111,16 +112,19 @@ fn hub_error(error: HubError) -> Response {
     json_error(status, error.to_string())
 }
 
-/// One MCP endpoint: rmcp's service for `handler`'s scope, its sessions kept in the hub's
-/// table (endpoint `endpoint`), and the direct path for legacy sessions in front of it unless
-/// `options` asks for rmcp alone.
+/// One MCP endpoint: rmcp's service for `handler`'s scope, with its sessions kept in the hub's
+/// table (endpoint `endpoint`), and the direct path for its legacy sessions unless `options`
+/// asks for rmcp alone.
 fn mcp_endpoint(
     hub: &Arc<Hub>,
     endpoint: Endpoint,
     handler: McpHandler,
     config: &StreamableHttpServerConfig,
     options: &HttpOptions,
-) -> MethodRouter {
+) -> (
+    StreamableHttpService<McpHandler, LocalSessionManager>,
+    Option<Arc<LegacyDoor>>,
+) {
     let manager = LocalSessionManager::default();
     let door = (!options.rmcp_sessions)
         .then(|| {
@@ -132,24 +136,57 @@ fn mcp_endpoint(
                 manager.session_config.sse_retry,
             )
         })
-        .flatten();
+        .flatten()
+        .map(Arc::new);
     let mut config = config.clone();
     if door.is_some() {
         config.session_store = Some(Arc::new(hub.sessions().for_endpoint(endpoint)));
     }
     let service = StreamableHttpService::new(move || Ok(handler.unbound()), manager.into(), config);
-    // Every method: rmcp answers the ones it does not serve itself.
-    let endpoint = axum::routing::any_service(service);
-    match door {
-        Some(door) => endpoint.layer(middleware::from_fn_with_state(
-            Arc::new(door),
-            legacy_session,
-        )),
-        None => endpoint,
+    (service, door)
+}
+
+/// The direct paths in front of the router: plain stateless tool calls and the plain requests
+/// of legacy sessions, answered before routing and before rmcp's service is cloned for the
+/// request. Everything else goes on through the router.
+struct DirectPaths {
+    hub: Arc<Hub>,
+    /// The legacy direct path of each environment endpoint, by path (`/<env>/mcp`, `/mcp`).
+    by_path: HashMap<String, Option<Arc<LegacyDoor>>>,
+    /// The legacy direct path of `/episodes/{id}/mcp`.
+    episodes: Option<Arc<LegacyDoor>>,
+}
+
+impl DirectPaths {
+    /// The endpoint a path names, and the episode it names for `/episodes/{id}/mcp` (when
+    /// that episode exists; otherwise the router answers).
+    fn find(&self, path: &str) -> Option<(Option<&Arc<LegacyDoor>>, Option<EpisodeRoute>)> {
+        if let Some(door) = self.by_path.get(path) {
+            return Some((door.as_ref(), None));
+        }
+        let id = path.strip_prefix("/episodes/")?.strip_suffix("/mcp")?;
+        self.hub.episode(id).ok()?;
+        Some((self.episodes.as_ref(), Some(EpisodeRoute(id.into()))))
     }
 }
 
-/// The whole HTTP application for a hub.
+async fn direct_paths(
+    State(paths): State<Arc<DirectPaths>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some((door, route)) = paths.find(request.uri().path()) else {
+        return next.run(request).await;
+    };
+    if crate::stateless::is_candidate(&request) {
+        return crate::stateless::serve(&paths.hub, route.as_ref(), request, next).await;
+    }
+    match door {
+        Some(door) => door.serve(route.as_ref(), request, next).await,
+        None => next.run(request).await,
+    }
+}
+
 pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
     application(hub, options).0
 }
@@ -186,51 +223,51 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
 
     let single_env = hub.envs().count() == 1;
     let mut mcp = Router::new();
+    let mut by_path = HashMap::new();
     for (endpoint, env) in (0..).zip(hub.envs()) {
         let handler = McpHandler::for_env(hub.clone(), env.clone());
-        let service = mcp_endpoint(&hub, endpoint, handler, &config, &options);
-        mcp = mcp.nest_service(&format!("/{}/mcp", env.name()), service.clone());
+        let (service, door) = mcp_endpoint(&hub, endpoint, handler, &config, &options);
+        let path = format!("/{}/mcp", env.name());
+        mcp = mcp.nest_service(&path, service.clone());
+        by_path.insert(path, door.clone());
         if options.mount_root_mcp && single_env {
             mcp = mcp.nest_service("/mcp", service);
+            by_path.insert("/mcp".to_owned(), door);
         }
     }
     let episode_routes = McpHandler::for_episode_routes(hub.clone());
+    let (service, episodes) = mcp_endpoint(&hub, Endpoint::MAX, episode_routes, &config, &options);
     let episode_mcp = Router::new()
-        .route_service(
-            "/episodes/{id}/mcp",
-            mcp_endpoint(&hub, Endpoint::MAX, episode_routes, &config, &options),
-        )
-        .layer(middleware::from_fn_with_state(
-            hub.clone(),
-            stateless_tool_call,
-        ))
+        .route_service("/episodes/{id}/mcp", service)
         .layer(middleware::from_fn(json_rpc_errors))
         .layer(middleware::from_fn_with_state(
             hub.clone(),
             bind_episode_route,
         ));
-    let mcp = mcp
-        .layer(middleware::from_fn_with_state(
-            hub.clone(),
-            stateless_tool_call,
-        ))
-        .layer(middleware::from_fn(json_rpc_errors))
-        // OpenEnv's JSON-RPC shares the path; its POSTs do not accept event streams.
-        .layer(middleware::from_fn_with_state(
-            hub.clone(),
-            crate::doors::openenv::json_rpc,
-        ));
+    let mcp =
+        mcp.layer(middleware::from_fn(json_rpc_errors))
+            .layer(middleware::from_fn_with_state(
+                hub.clone(),
+                crate::doors::openenv::json_rpc,
+            ));
+    let direct = Arc::new(DirectPaths {
+        hub: hub.clone(),
+        by_path,
+        episodes,
+    });
 
-    let app = app
+    let routes = app
         .merge(crate::doors::routes(&hub))
         .merge(mcp)
         .merge(episode_mcp)
-        .layer(middleware::from_fn_with_state(
-            Arc::new(request_guard(&options)),
-            guard,
-        ))
         .with_state(hub);
-    (app, end_streams)
+    // Around the router, not on its routes (which `Router::layer` does): a route's layers run
+    // after routing, on a clone of the route's whole service made for each request, which the
+    // direct paths exist to avoid.
+    let direct = middleware::from_fn_with_state(direct, direct_paths).layer(routes);
+    let guarded =
+        middleware::from_fn_with_state(Arc::new(request_guard(&options)), guard).layer(direct);
+    (Router::new().fallback_service(guarded), end_streams)
 }
 
 /// Binds to `addr`, prints the address, and serves until `shutdown` resolves; then closes

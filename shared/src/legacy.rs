@@ -30,7 +30,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -109,63 +109,64 @@ impl LegacyDoor {
     }
 }
 
-/// Answers the plain requests of legacy sessions; passes everything else on to rmcp.
-pub(crate) async fn legacy_session(
-    State(door): State<Arc<LegacyDoor>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    match *request.method() {
-        Method::POST if plain_post_headers(request.headers()) => {}
-        Method::GET => {
-            return match door.standalone_stream(request.headers()) {
-                Some(response) => response,
-                None => next.run(request).await,
-            };
-        }
-        _ => return next.run(request).await,
-    }
-    let session = match request.headers().get(SESSION_ID) {
-        None => None,
-        Some(id) => {
-            let id = id.to_str().unwrap_or("");
-            match door.hub.sessions().get(id, Some(door.endpoint)) {
-                Some(session) => Some(session),
-                // Unknown here: rmcp answers 404 (or finds a session it opened itself).
-                None => return next.run(request).await,
+impl LegacyDoor {
+    /// Answers the plain requests of legacy sessions on this endpoint; passes everything else
+    /// on to rmcp. `route` is the episode the URL names, if any.
+    pub(crate) async fn serve(
+        &self,
+        route: Option<&EpisodeRoute>,
+        request: Request,
+        next: Next,
+    ) -> Response {
+        match *request.method() {
+            Method::POST if plain_post_headers(request.headers()) => {}
+            Method::GET => {
+                return match self.standalone_stream(request.headers()) {
+                    Some(response) => response,
+                    None => next.run(request).await,
+                };
             }
+            _ => return next.run(request).await,
         }
-    };
-    let declared_length = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
-    if declared_length.is_some_and(|length| length > crate::http::MCP_BODY_LIMIT) {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, crate::http::MCP_BODY_LIMIT).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload Too Large: the MCP request body is over the limit",
-            )
-                .into_response();
+        let session = match request.headers().get(SESSION_ID) {
+            None => None,
+            Some(id) => {
+                let id = id.to_str().unwrap_or("");
+                match self.hub.sessions().get(id, Some(self.endpoint)) {
+                    Some(session) => Some(session),
+                    // Unknown here: rmcp answers 404 (or finds a session it opened itself).
+                    None => return next.run(request).await,
+                }
+            }
+        };
+        let declared_length = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+        if declared_length.is_some_and(|length| length > crate::http::MCP_BODY_LIMIT) {
+            return next.run(request).await;
         }
-    };
-    let answer = match &session {
-        None => door.initialize(&parts.headers, &bytes),
-        Some(session) => {
-            let route = parts.extensions.get::<EpisodeRoute>();
-            door.answer(session, route, &bytes).await
-        }
-    };
-    match answer {
-        Some(response) => response,
-        None => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+        let (parts, body) = request.into_parts();
+        let bytes = match axum::body::to_bytes(body, crate::http::MCP_BODY_LIMIT).await {
+            Ok(bytes) => bytes,
+            Err(_) => {
+                return (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "Payload Too Large: the MCP request body is over the limit",
+                )
+                    .into_response();
+            }
+        };
+        let answer = match &session {
+            None => self.initialize(&parts.headers, &bytes),
+            Some(session) => self.answer(session, route, &bytes).await,
+        };
+        match answer {
+            Some(response) => response,
+            None => {
+                next.run(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
         }
     }
 }

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -94,7 +94,7 @@ fn header_is(headers: &HeaderMap, name: HeaderName, value: &str) -> bool {
 }
 
 /// Whether the headers are those of a stateless `tools/call` that the transport accepts.
-fn is_candidate(request: &Request) -> bool {
+pub(crate) fn is_candidate(request: &Request) -> bool {
     let headers = request.headers();
     let accept = headers
         .get(header::ACCEPT)
@@ -133,15 +133,14 @@ fn parse(
     Some((call, episode))
 }
 
-/// Answers plain stateless tool calls directly; passes everything else on.
-pub async fn stateless_tool_call(
-    State(hub): State<Arc<Hub>>,
+/// Answers a plain stateless tool call directly (the caller checked [`is_candidate`]);
+/// passes anything else on. `route` is the episode the URL names, if any.
+pub(crate) async fn serve(
+    hub: &Hub,
+    route: Option<&EpisodeRoute>,
     request: Request,
     next: Next,
 ) -> Response {
-    if !is_candidate(&request) {
-        return next.run(request).await;
-    }
     let (parts, body) = request.into_parts();
     let bytes: Bytes = match axum::body::to_bytes(body, crate::http::MCP_BODY_LIMIT).await {
         Ok(bytes) => bytes,
@@ -153,7 +152,6 @@ pub async fn stateless_tool_call(
                 .into_response();
         }
     };
-    let route = parts.extensions.get::<EpisodeRoute>();
     let Some((call, episode)) = parse(&parts.headers, &bytes, route) else {
         return next
             .run(Request::from_parts(parts, Body::from(bytes)))
