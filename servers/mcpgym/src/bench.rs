@@ -15,8 +15,9 @@ pub mod wordle;
 /// What to benchmark.
 #[derive(Debug, clap::Subcommand)]
 pub enum BenchTarget {
-    /// Wordle: guess calls over HTTP with many concurrent episodes, calls over stdio, and the
-    /// memory of idle episodes.
+    /// Wordle: guess calls over HTTP with many concurrent episodes (stateless and legacy
+    /// sessions), calls over stdio, the memory of idle episodes and idle sessions, and (with
+    /// --callgrind) instructions per request.
     Wordle(wordle::WordleBench),
     /// Jupyter: sandbox ready from the warm pool, `1+1` through MCP, executions per second with
     /// several episodes, and memory per idle sandbox.

@@ -45,18 +45,23 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// The server at `url` when given, else a new `mcpgym <command> … <extra…>`.
+    /// The server at `url` when given, else a new `mcpgym <command> … <extra…>`, pinned to
+    /// `cpus` (a `taskset -c` list) when given.
     pub(super) fn start_or_use(
         url: Option<&str>,
+        cpus: Option<&str>,
         command: &str,
         extra: &[&str],
     ) -> anyhow::Result<Self> {
-        match url {
-            Some(url) => Ok(Self {
+        match (url, cpus) {
+            (Some(url), _) => Ok(Self {
                 child: None,
                 base: url.trim_end_matches('/').to_owned(),
             }),
-            None => Self::start(command, extra),
+            (None, Some(cpus)) => {
+                Self::start_wrapped(&["taskset", "-c", cpus], None, command, extra)
+            }
+            (None, None) => Self::start(command, extra),
         }
     }
 

@@ -57,6 +57,15 @@ pub struct WordleBench {
     /// Run only these phases (repeatable); all when not given.
     #[arg(long, value_enum)]
     pub only: Vec<Phase>,
+    /// Pin the servers this bench starts to these CPUs (a `taskset -c` list, e.g. 0), and run
+    /// the bench itself on others (`taskset -c 1 mcpgym bench wordle --server-cpus 0`), so
+    /// that the figures are those of a server with a core of its own.
+    #[arg(long, value_name = "CPUS")]
+    pub server_cpus: Option<String>,
+    /// Pass ARG to the servers this bench starts (repeatable), e.g. `--server-arg=--rmcp-sessions`
+    /// to serve legacy sessions through rmcp alone, as before the direct path.
+    #[arg(long = "server-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub server_args: Vec<String>,
 }
 
 /// A benchmark phase.
@@ -93,18 +102,23 @@ pub fn run(bench: WordleBench) -> anyhow::Result<()> {
         }
     }
     let url = bench.url.as_deref();
+    let cpus = bench.server_cpus.as_deref();
+    let extra = &bench.server_args;
     for protocol in [Protocol::Stateless, Protocol::Legacy] {
         if !runs(protocol.phase()) {
             continue;
         }
         if bench.callgrind {
-            runtime.block_on(callgrind_phase(protocol, bench.callgrind_calls))?;
+            runtime.block_on(callgrind_phase(protocol, extra, bench.callgrind_calls))?;
         } else {
             // Serial calls first: the latency of one client alone.
-            runtime.block_on(load_phase(protocol, url, 1, None, Duration::from_secs(2)))?;
+            let serial = Duration::from_secs(2);
+            runtime.block_on(load_phase(protocol, url, cpus, extra, 1, None, serial))?;
             runtime.block_on(load_phase(
                 protocol,
                 url,
+                cpus,
+                extra,
                 bench.concurrency,
                 bench.rate,
                 Duration::from_secs(bench.seconds),
@@ -115,10 +129,22 @@ pub fn run(bench: WordleBench) -> anyhow::Result<()> {
         stdio_phase(bench.stdio_calls)?;
     }
     if runs(Phase::Idle) {
-        runtime.block_on(idle_phase(url, Protocol::Stateless, bench.idle))?;
+        runtime.block_on(idle_phase(
+            url,
+            cpus,
+            extra,
+            Protocol::Stateless,
+            bench.idle,
+        ))?;
     }
     if runs(Phase::IdleLegacy) {
-        runtime.block_on(idle_phase(url, Protocol::Legacy, bench.idle_sessions))?;
+        runtime.block_on(idle_phase(
+            url,
+            cpus,
+            extra,
+            Protocol::Legacy,
+            bench.idle_sessions,
+        ))?;
     }
     Ok(())
 }
@@ -178,7 +204,7 @@ impl Protocol {
     }
 
     /// The server's flags for `games` games (episodes) held at once.
-    fn server_args(self, games: usize) -> Vec<String> {
+    fn server_args(self, games: usize, extra: &[String]) -> Vec<String> {
         let mut args = vec![
             "--max-episodes".to_owned(),
             (games * 2 + 16).to_string(),
@@ -188,6 +214,7 @@ impl Protocol {
         if self == Self::Legacy {
             args.push("--reset-tool".to_owned());
         }
+        args.extend_from_slice(extra);
         args
     }
 
@@ -412,6 +439,8 @@ async fn load_worker(
 async fn load_phase(
     protocol: Protocol,
     url: Option<&str>,
+    cpus: Option<&str>,
+    extra: &[String],
     concurrency: usize,
     rate: Option<f64>,
     duration: Duration,
@@ -419,8 +448,8 @@ async fn load_phase(
     let pace = rate
         .filter(|r| *r > 0.0)
         .map(|r| Duration::from_secs_f64(concurrency as f64 / r));
-    let args = protocol.server_args(concurrency);
-    let server = Server::start_or_use(url, "wordle", &strs(&args))?;
+    let args = protocol.server_args(concurrency, extra);
+    let server = Server::start_or_use(url, cpus, "wordle", &strs(&args))?;
     let base: Arc<str> = server.base.clone().into();
     let requests = Arc::new(Requests::new()?);
     let started = Instant::now();
@@ -487,8 +516,8 @@ async fn load_phase(
 const CALLGRIND_WARM_UP: u64 = 200;
 
 /// One player's requests one after another, their instructions counted by callgrind.
-async fn callgrind_phase(protocol: Protocol, calls: u64) -> anyhow::Result<()> {
-    let callgrind = Callgrind::start("wordle", &strs(&protocol.server_args(1)))?;
+async fn callgrind_phase(protocol: Protocol, extra: &[String], calls: u64) -> anyhow::Result<()> {
+    let callgrind = Callgrind::start("wordle", &strs(&protocol.server_args(1, extra)))?;
     let requests = Arc::new(Requests::new()?);
     let mut player = Player::new(protocol, &callgrind.server.base, requests, 0).await?;
     while player.sent < CALLGRIND_WARM_UP {
@@ -605,17 +634,17 @@ fn stdio_phase(calls: usize) -> anyhow::Result<()> {
 
 /// `count` episodes (stateless) or initialized sessions (legacy) opened by 64 workers and left
 /// idle: what each costs the server in memory.
-async fn idle_phase(url: Option<&str>, protocol: Protocol, count: usize) -> anyhow::Result<()> {
-    let server = Server::start_or_use(
-        url,
-        "wordle",
-        &[
-            "--max-episodes",
-            &(count + 16).to_string(),
-            "--idle-ttl",
-            "3600",
-        ],
-    )?;
+async fn idle_phase(
+    url: Option<&str>,
+    cpus: Option<&str>,
+    extra: &[String],
+    protocol: Protocol,
+    count: usize,
+) -> anyhow::Result<()> {
+    let max_episodes = (count + 16).to_string();
+    let mut args = vec!["--max-episodes", &max_episodes, "--idle-ttl", "3600"];
+    args.extend(extra.iter().map(String::as_str));
+    let server = Server::start_or_use(url, cpus, "wordle", &args)?;
     let before = server.rss_kib();
     let base: Arc<str> = server.base.clone().into();
     let started = Instant::now();
