@@ -386,3 +386,37 @@ async fn a_call_that_wants_progress_streams_it_through_rmcp_on_the_sessions_epis
     assert_eq!(last["result"]["_meta"]["mcpgym/step"]["turn"], 2);
     assert!(last.to_string().contains("42"), "{last}");
 }
+
+#[tokio::test]
+async fn a_call_whose_client_leaves_still_runs_to_its_end() {
+    let server = HttpServer::start(&["jupyter", "--task", "classic/0"]);
+    let url = server.url("/mcp");
+    let (session, _) = open(&server, "/mcp").await;
+    let cell = |id: u32, code: &str| {
+        request(
+            json!(id),
+            "tools/call",
+            json!({"name": "add_and_execute_code_cell", "arguments": {"code": code}}),
+        )
+    };
+    // The client gives up after half a second, mid-cell.
+    let left = http()
+        .post(&url)
+        .timeout(std::time::Duration::from_millis(500))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header(SESSION, &session)
+        .body(cell(1, "import time\ntime.sleep(2)\ny = 7").to_string())
+        .send()
+        .await;
+    assert!(
+        left.is_err(),
+        "the call should outlast the client: {left:?}"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    // The cell ran to its end and its turn counts.
+    let next = post(&url, Some(&session), &cell(2, "print(y * 6)")).await;
+    let next = message(&next);
+    assert!(next.to_string().contains("42"), "{next}");
+    assert_eq!(next["result"]["_meta"]["mcpgym/step"]["turn"], 2);
+}

@@ -290,7 +290,7 @@ impl LegacyDoor {
     /// Answers a plain request or notification on a session of the table.
     async fn answer(
         &self,
-        session: &LegacySession,
+        session: &Arc<LegacySession>,
         route: Option<&EpisodeRoute>,
         body: &[u8],
     ) -> Option<Response> {
@@ -400,7 +400,7 @@ impl LegacyDoor {
     /// A `tools/call`'s result, or `None` when rmcp must answer it.
     async fn call(
         &self,
-        session: &LegacySession,
+        session: &Arc<LegacySession>,
         route: Option<&EpisodeRoute>,
         mut params: JsonObject,
     ) -> Option<Result<ServerResult, rmcp::ErrorData>> {
@@ -423,19 +423,35 @@ impl LegacyDoor {
         if wants_progress && self.may_report_progress(meta_episode, route) {
             return None;
         }
-        let call = ToolCall {
-            hub: &self.hub,
-            scope: self.handler.scope(),
-            binding: &session.binding,
-            meta_episode,
-            route,
-        };
         tracing::trace!(tool = %name, "legacy session tool call answered directly");
-        Some(
-            call_tool(call, &name, arguments)
-                .await
-                .map(ServerResult::CallToolResult),
-        )
+        // In a task of its own, as rmcp runs a session's calls: a client that leaves mid-call
+        // does not cut the step short (its turn is recorded, its state consistent).
+        let (hub, scope, session) = (
+            self.hub.clone(),
+            self.handler.scope().clone(),
+            session.clone(),
+        );
+        let route = route.cloned();
+        let step = tokio::spawn(async move {
+            let call = ToolCall {
+                hub: &hub,
+                scope: &scope,
+                binding: &session.binding,
+                meta_episode: meta.as_ref().and_then(|meta| meta.get(META_EPISODE)),
+                route: route.as_ref(),
+            };
+            call_tool(call, &name, arguments).await
+        });
+        Some(match step.await {
+            Ok(result) => result.map(ServerResult::CallToolResult),
+            Err(error) => {
+                tracing::error!(%error, "a tool call's task failed");
+                Err(rmcp::ErrorData::internal_error(
+                    "the tool call failed inside the server; see its log",
+                    None,
+                ))
+            }
+        })
     }
 
     /// Whether the call's episode may send progress notifications (then its reply must be
