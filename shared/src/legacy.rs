@@ -23,6 +23,7 @@
 //! errors).
 
 use std::convert::Infallible;
+use std::future::Future as _;
 use std::io::Write as _;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -424,15 +425,13 @@ impl LegacyDoor {
             return None;
         }
         tracing::trace!(tool = %name, "legacy session tool call answered directly");
-        // In a task of its own, as rmcp runs a session's calls: a client that leaves mid-call
-        // does not cut the step short (its turn is recorded, its state consistent).
         let (hub, scope, session) = (
             self.hub.clone(),
             self.handler.scope().clone(),
             session.clone(),
         );
         let route = route.cloned();
-        let step = tokio::spawn(async move {
+        let mut step = Box::pin(async move {
             let call = ToolCall {
                 hub: &hub,
                 scope: &scope,
@@ -442,15 +441,23 @@ impl LegacyDoor {
             };
             call_tool(call, &name, arguments).await
         });
-        Some(match step.await {
-            Ok(result) => result.map(ServerResult::CallToolResult),
-            Err(error) => {
-                tracing::error!(%error, "a tool call's task failed");
-                Err(rmcp::ErrorData::internal_error(
-                    "the tool call failed inside the server; see its log",
-                    None,
-                ))
-            }
+        // Most steps (a game's move) finish in their first poll. One that waits on something
+        // (a kernel, a display) finishes in a task of its own, as rmcp runs a session's calls:
+        // a client that leaves mid-call then does not cut it short, so its turn is recorded and
+        // the episode's state stays consistent.
+        let first = std::future::poll_fn(|cx| Poll::Ready(step.as_mut().poll(cx))).await;
+        Some(match first {
+            Poll::Ready(result) => result.map(ServerResult::CallToolResult),
+            Poll::Pending => match tokio::spawn(step).await {
+                Ok(result) => result.map(ServerResult::CallToolResult),
+                Err(error) => {
+                    tracing::error!(%error, "a tool call's task failed");
+                    Err(rmcp::ErrorData::internal_error(
+                        "the tool call failed inside the server; see its log",
+                        None,
+                    ))
+                }
+            },
         })
     }
 
