@@ -22,7 +22,13 @@ struct Client {
 impl Client {
     fn new(base: &str) -> Client {
         Client {
-            http: reqwest::Client::builder().http1_only().build().unwrap(),
+            // Idle connections are dropped before the service's 60 s idle timeout would close
+            // them: a request sent on one the service is closing fails with no answer.
+            http: reqwest::Client::builder()
+                .http1_only()
+                .pool_idle_timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
             base: base.to_owned(),
         }
     }
