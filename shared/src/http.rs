@@ -112,6 +112,20 @@ fn hub_error(error: HubError) -> Response {
     json_error(status, error.to_string())
 }
 
+/// An MCP request's body, read whole for a direct path; past [`MCP_BODY_LIMIT`], the `413`
+/// to answer instead.
+pub(crate) async fn read_mcp_body(body: axum::body::Body) -> Result<Bytes, Response> {
+    axum::body::to_bytes(body, MCP_BODY_LIMIT)
+        .await
+        .map_err(|_| {
+            (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Payload Too Large: the MCP request body is over the limit",
+            )
+                .into_response()
+        })
+}
+
 /// One MCP endpoint: rmcp's service for `handler`'s scope, with its sessions kept in the hub's
 /// table (endpoint `endpoint`), and the direct path for its legacy sessions unless `options`
 /// asks for rmcp alone.

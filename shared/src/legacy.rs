@@ -51,6 +51,7 @@ use serde_json::Value;
 use crate::META_EPISODE;
 use crate::binding::EpisodeRoute;
 use crate::hub::Hub;
+use crate::malformed::says_json;
 use crate::mcp::{McpHandler, Scope, ToolCall, call_tool, list_tools};
 use crate::sessions::{Endpoint, LegacySession};
 
@@ -148,15 +149,9 @@ impl LegacyDoor {
             return next.run(request).await;
         }
         let (parts, body) = request.into_parts();
-        let bytes = match axum::body::to_bytes(body, crate::http::MCP_BODY_LIMIT).await {
+        let bytes = match crate::http::read_mcp_body(body).await {
             Ok(bytes) => bytes,
-            Err(_) => {
-                return (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "Payload Too Large: the MCP request body is over the limit",
-                )
-                    .into_response();
-            }
+            Err(too_large) => return too_large,
         };
         let answer = match &session {
             None => self.initialize(&parts.headers, &bytes),
@@ -176,17 +171,7 @@ impl LegacyDoor {
 /// reply types accepted, a session revision (or none, which rmcp reads as 2025-03-26), and none
 /// of the 2026-07-28 standard headers.
 fn plain_post_headers(headers: &HeaderMap) -> bool {
-    let json_body = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        });
-    json_body
+    says_json(headers)
         && accepts(headers, true)
         && session_version(headers)
         && !headers.contains_key(MCP_METHOD)

@@ -5,7 +5,7 @@
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::http::{Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::de::IgnoredAny;
@@ -18,10 +18,10 @@ pub const PARSE_ERROR: i32 = -32700;
 /// JSON-RPC's code for JSON that is not a valid request.
 pub const INVALID_REQUEST: i32 = -32600;
 
-/// Whether the request says it carries JSON (as rmcp checks it: the essence, in any case).
-fn says_json(request: &Request) -> bool {
-    request
-        .headers()
+/// Whether a request's headers say it carries JSON (as rmcp checks it: the essence, in any
+/// case).
+pub(crate) fn says_json(headers: &HeaderMap) -> bool {
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
@@ -49,7 +49,7 @@ pub fn json_rpc_error(code: i32, message: impl Into<String>) -> Response {
 /// Turns rmcp's `415` for an unreadable JSON body into a JSON-RPC error; everything else
 /// passes untouched.
 pub async fn json_rpc_errors(request: Request, next: Next) -> Response {
-    if request.method() != Method::POST || !says_json(&request) {
+    if request.method() != Method::POST || !says_json(request.headers()) {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();

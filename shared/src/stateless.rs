@@ -103,10 +103,7 @@ pub(crate) fn is_candidate(request: &Request) -> bool {
     request.method() == Method::POST
         && header_is(headers, MCP_PROTOCOL_VERSION, VERSION)
         && header_is(headers, MCP_METHOD, "tools/call")
-        && headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(';').next().unwrap_or("").trim() == "application/json")
+        && crate::malformed::says_json(headers)
         && accept.contains("application/json")
         && accept.contains("text/event-stream")
 }
@@ -142,15 +139,9 @@ pub(crate) async fn serve(
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(body, crate::http::MCP_BODY_LIMIT).await {
+    let bytes: Bytes = match crate::http::read_mcp_body(body).await {
         Ok(bytes) => bytes,
-        Err(_) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload Too Large: the MCP request body is over the limit",
-            )
-                .into_response();
-        }
+        Err(too_large) => return too_large,
     };
     let Some((call, episode)) = parse(&parts.headers, &bytes, route) else {
         return next
