@@ -638,10 +638,11 @@ mod tests {
     impl TempHome {
         fn new(name: &str) -> Self {
             static N: AtomicU64 = AtomicU64::new(0);
+            // The pid last, as servers' stale clean-up reads it (see spreadsheet.rs).
             let dir = std::env::temp_dir().join(format!(
-                "mcpgym-desktop-grading-{}-{name}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
+                "mcpgym-desktop-grading-{name}-{}-{}",
+                N.fetch_add(1, Ordering::Relaxed),
+                std::process::id()
             ));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).unwrap();

@@ -74,7 +74,8 @@ fn parse_cell(cell: &str) -> Option<(usize, usize)> {
 }
 
 /// A private scratch folder, removed on drop. `create_dir` (not `create_dir_all`) fails on an
-/// existing name, so nobody can pre-plant it.
+/// existing name, so nobody can pre-plant it. Named `mcpgym-grade-<n>-<nanos>-<pid>`, so that
+/// the stale clean-up of a server starting beside this one keeps it while this process runs.
 struct ScratchDir(PathBuf);
 
 impl ScratchDir {
@@ -86,10 +87,12 @@ impl ScratchDir {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.subsec_nanos())
                 .unwrap_or(0);
+            // The pid last: servers starting beside this one remove every `mcpgym-…-<pid>`
+            // folder whose pid is not running, and read it from the name's last part.
             let name = format!(
-                "mcpgym-grade-{}-{}-{nanos}",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::Relaxed)
+                "mcpgym-grade-{}-{nanos}-{}",
+                COUNTER.fetch_add(1, Ordering::Relaxed),
+                std::process::id()
             );
             let dir = base.join(name);
             match tokio::fs::create_dir(&dir).await {
@@ -219,5 +222,14 @@ mod tests {
         assert!(cell_matches("total", " total "));
         assert!(!cell_matches("Total", "total"));
         assert!(!cell_matches("", "0"));
+    }
+
+    #[tokio::test]
+    async fn scratch_folders_end_with_this_processs_pid_so_stale_cleanup_keeps_them() {
+        let scratch = ScratchDir::new().await.unwrap();
+        let name = scratch.0.file_name().unwrap().to_str().unwrap().to_owned();
+        let (_, pid) = name.rsplit_once('-').unwrap();
+        assert_eq!(pid, std::process::id().to_string(), "{name}");
+        assert!(name.starts_with("mcpgym-"), "{name}");
     }
 }
