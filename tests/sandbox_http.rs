@@ -22,13 +22,7 @@ struct Client {
 impl Client {
     fn new(base: &str) -> Client {
         Client {
-            // Idle connections are dropped before the service's 60 s idle timeout would close
-            // them: a request sent on one the service is closing fails with no answer.
-            http: reqwest::Client::builder()
-                .http1_only()
-                .pool_idle_timeout(Duration::from_secs(30))
-                .build()
-                .unwrap(),
+            http: reqwest::Client::builder().http1_only().build().unwrap(),
             base: base.to_owned(),
         }
     }
@@ -955,7 +949,10 @@ async fn bad_inputs(client: &Client, id: &str) {
         .await
         .unwrap();
     assert_json_error(nowhere, StatusCode::NOT_FOUND, "no route").await;
-    let big = client
+    // Over the control plane's limit: answered 413 without the rest being read, and that
+    // connection closed, so it goes on a client of its own too (as the 5 MiB cell above).
+    let once = Client::new(&client.base);
+    let big = once
         .post("/sandboxes")
         .header("Content-Type", "application/json")
         .body(format!(
@@ -963,9 +960,13 @@ async fn bad_inputs(client: &Client, id: &str) {
             "v".repeat(200_000)
         ))
         .send()
-        .await
-        .unwrap();
-    assert_json_error(big, StatusCode::PAYLOAD_TOO_LARGE, "too large").await;
+        .await;
+    match big {
+        Ok(response) => {
+            assert_json_error(response, StatusCode::PAYLOAD_TOO_LARGE, "too large").await
+        }
+        Err(error) => assert!(error.is_request(), "{error:?}"),
+    }
 }
 
 async fn sandboxes_are_apart(client: &Client, first: &str) {

@@ -4,7 +4,7 @@
 //! rmcp serves a legacy session with a worker task, channels and buffers of its own (about
 //! 100 KiB per session) and routes every request through them. A session that lists and calls
 //! tools needs none of that: its requests are single JSON-RPC requests whose reply is an event
-//! stream of one message. This middleware answers them itself, from the session table in
+//! stream of one message. This path answers them itself, from the session table in
 //! [`crate::sessions`], with the bytes rmcp would send (the same headers, framing and event
 //! ids):
 //!
