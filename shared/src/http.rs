@@ -201,6 +201,7 @@ async fn direct_paths(
     }
 }
 
+/// The whole HTTP application for a hub.
 pub fn router(hub: Arc<Hub>, options: HttpOptions) -> Router {
     application(hub, options).0
 }
