@@ -8,7 +8,7 @@
 //! The application sets are tasks of a task file the benchmark writes and serves with
 //! `--tasks`, so they do not depend on any family's instances.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ use hyper::StatusCode;
 use mcpgym_shared::client::{ControlClient, NewEpisode};
 use serde_json::json;
 
-use super::harness::{Server, ToolCall};
+use super::harness::{Processes, Server, ToolCall, pss_kib};
 use super::report::percentile;
 
 /// Desktop benchmark settings.
@@ -296,42 +296,28 @@ struct PartPss {
 /// The PSS (KiB) of the process tree of `root` (the server), by part. Unreadable figures (a
 /// process that has just exited) count as 0.
 fn pss_by_part(root: u32) -> BTreeMap<Part, PartPss> {
-    let number_after = |text: &str, field: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+    let processes = Processes::now();
+    let name_of = |pid: u32| {
+        processes
+            .status
+            .get(&pid)
+            .and_then(|status| status.lines().find_map(|l| l.strip_prefix("Name:")))
+            .unwrap_or_default()
+            .trim()
     };
-    let mut names: HashMap<u32, String> = HashMap::new();
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
-            continue;
-        };
-        if let Some(parent) = number_after(&status, "PPid:") {
-            children.entry(parent as u32).or_default().push(pid);
-        }
-        let name = status.lines().find_map(|l| l.strip_prefix("Name:"));
-        names.insert(pid, name.unwrap_or_default().trim().to_owned());
-    }
     let mut parts: BTreeMap<Part, PartPss> = BTreeMap::new();
     // Only the tree's own processes are read further: smaps_rollup walks a process's pages.
     let mut stack = vec![(root, Part::Server)];
     while let Some((pid, inherited)) = stack.pop() {
-        let name = names.get(&pid).map_or("", String::as_str);
+        let name = name_of(pid);
         let part = if pid == root {
             Part::Server
         } else {
             let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             Part::of(name, &args).unwrap_or(inherited)
         };
-        let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-            .ok()
-            .and_then(|rollup| number_after(&rollup, "Pss:"));
         let entry = parts.entry(part).or_default();
-        entry.kib += pss.unwrap_or(0);
+        entry.kib += pss_kib(pid);
         entry.names.insert(name.to_owned());
         // What the server starts itself (a jail's bwrap, say) is no part of the server.
         let passed_on = if part == Part::Server {
@@ -339,13 +325,7 @@ fn pss_by_part(root: u32) -> BTreeMap<Part, PartPss> {
         } else {
             part
         };
-        stack.extend(
-            children
-                .get(&pid)
-                .into_iter()
-                .flatten()
-                .map(|&c| (c, passed_on)),
-        );
+        stack.extend(processes.children_of(pid).map(|c| (c, passed_on)));
     }
     parts
 }

@@ -188,38 +188,71 @@ pub(super) enum Memory {
     Pss,
 }
 
-/// `memory` (KiB) of a process and all its descendants.
-pub(super) fn tree_kib(root: u32, memory: Memory) -> u64 {
-    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
-    let mut sizes: std::collections::HashMap<u32, u64> = Default::default();
-    let field = |text: &str, name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-    };
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
-            continue;
-        };
-        if let Some(parent) = field(&status, "PPid:") {
-            children.entry(parent as u32).or_default().push(pid);
+/// The number after `name` on its line of a `/proc` file (`VmRSS:`, `PPid:`, `Pss:`).
+pub(super) fn proc_field(text: &str, name: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+}
+
+/// Every running process's `/proc/PID/status`, and each pid's children.
+pub(super) struct Processes {
+    pub(super) status: std::collections::HashMap<u32, String>,
+    pub(super) children: std::collections::HashMap<u32, Vec<u32>>,
+}
+
+impl Processes {
+    /// A snapshot of `/proc`; processes that exit meanwhile are left out.
+    pub(super) fn now() -> Self {
+        let (mut status, mut children) = (
+            std::collections::HashMap::new(),
+            std::collections::HashMap::<u32, Vec<u32>>::new(),
+        );
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(entry.path().join("status")) else {
+                continue;
+            };
+            if let Some(parent) = proc_field(&text, "PPid:") {
+                children.entry(parent as u32).or_default().push(pid);
+            }
+            status.insert(pid, text);
         }
-        let size = match memory {
-            Memory::Rss => field(&status, "VmRSS:"),
-            Memory::Pss => std::fs::read_to_string(entry.path().join("smaps_rollup"))
-                .ok()
-                .and_then(|rollup| field(&rollup, "Pss:")),
-        };
-        sizes.insert(pid, size.unwrap_or(0));
+        Self { status, children }
     }
+
+    /// The children of `pid`.
+    pub(super) fn children_of(&self, pid: u32) -> impl Iterator<Item = u32> + '_ {
+        self.children.get(&pid).into_iter().flatten().copied()
+    }
+}
+
+/// The PSS (KiB) of one process; 0 when it cannot be read (it has just exited).
+pub(super) fn pss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|rollup| proc_field(&rollup, "Pss:"))
+        .unwrap_or(0)
+}
+
+/// `memory` (KiB) of a process and all its descendants. Only the tree's own processes are
+/// read further than their status: `smaps_rollup` walks a process's pages.
+pub(super) fn tree_kib(root: u32, memory: Memory) -> u64 {
+    let processes = Processes::now();
     let mut total = 0;
     let mut stack = vec![root];
     while let Some(pid) = stack.pop() {
-        total += sizes.get(&pid).copied().unwrap_or(0);
-        stack.extend(children.get(&pid).into_iter().flatten());
+        total += match memory {
+            Memory::Rss => processes
+                .status
+                .get(&pid)
+                .and_then(|status| proc_field(status, "VmRSS:"))
+                .unwrap_or(0),
+            Memory::Pss => pss_kib(pid),
+        };
+        stack.extend(processes.children_of(pid));
     }
     total
 }
