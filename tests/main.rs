@@ -4,12 +4,15 @@
 mod common;
 
 mod bench;
+mod cluster;
+mod container;
 mod control_plane;
 mod desktop_families;
 mod desktop_mcp;
 mod desktop_tasks;
 mod escape;
 mod jupyter_mcp;
+mod kubernetes;
 mod legacy_sessions;
 mod manifests;
 mod openenv;

@@ -1,0 +1,1 @@
+//! Several replicas behind nginx, configured from the shipped files.

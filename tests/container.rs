@@ -1,0 +1,1 @@
+//! The container image's steps, run in a chroot.

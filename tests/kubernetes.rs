@@ -1,0 +1,1 @@
+//! The Kubernetes manifests build with kustomize and validate against the schemas.
