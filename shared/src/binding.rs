@@ -1,7 +1,9 @@
 //! Which episode a tool call names, the same way for every transport (the rmcp handler in
 //! [`crate::mcp`] and the stateless direct path in [`crate::stateless`]): first the request's
-//! `_meta["mcpgym/episode"]`, then the URL `/episodes/{id}/mcp`. A call that names none is
-//! the session's (or starts an episode), which only the MCP handler knows about.
+//! `_meta["mcpgym/episode"]`, then the URL `/episodes/{id}/mcp` or, on the other MCP
+//! endpoints, the `Mcpgym-Episode` header (the HTTP layer reads both into an
+//! [`EpisodeRoute`]). A call that names none is the session's (or starts an episode), which
+//! only the MCP handler knows about.
 
 use std::sync::Arc;
 

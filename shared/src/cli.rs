@@ -8,6 +8,7 @@ use mcpgym_serve::ServeConfig;
 
 use crate::http::HttpOptions;
 use crate::hub::HubSettings;
+use crate::replica::ReplicaName;
 use crate::task::Split;
 use crate::trajectory::ImagePolicy;
 
@@ -53,6 +54,12 @@ pub struct CommonArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+
+    /// This replica's name when several serve behind one proxy (in Kubernetes, the pod's
+    /// name): it goes in front of every episode and session id, and the proxy sends each
+    /// request to the replica its id names (see manifests/nginx/). A DNS label, e.g. mcpgym-0.
+    #[arg(long, value_name = "NAME", env = "MCPGYM_REPLICA")]
+    pub replica: Option<ReplicaName>,
 
     /// Most episodes held at once; past it, new episodes are refused with 503.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
@@ -147,6 +154,7 @@ impl CommonArgs {
             default_seed: self.seed,
             default_split: self.split,
             reset_tool: self.reset_tool,
+            replica: self.replica.clone(),
         }
     }
 

@@ -43,10 +43,11 @@ use tower::Layer as _;
 use crate::binding::EpisodeRoute;
 use crate::doors::ors::LISTED_TASKS;
 use crate::env::StartError;
-use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::hub::{CreateEpisode, Hub, HubError, is_episode_id};
 use crate::legacy::LegacyDoor;
 use crate::malformed::json_rpc_errors;
 use crate::mcp::McpHandler;
+use crate::replica::EPISODE_HEADER;
 use crate::sessions::Endpoint;
 use crate::task::Split;
 use crate::viewer::AfterQuery;
@@ -104,6 +105,7 @@ fn hub_error(error: HubError) -> Response {
         HubError::UnknownEpisode(_) | HubError::NoExport { .. } | HubError::NoImage { .. } => {
             StatusCode::NOT_FOUND
         }
+        HubError::Misrouted { .. } => StatusCode::MISDIRECTED_REQUEST,
         HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
             StatusCode::SERVICE_UNAVAILABLE
         }
@@ -186,18 +188,68 @@ impl DirectPaths {
 
 async fn direct_paths(
     State(paths): State<Arc<DirectPaths>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let Some((door, route)) = paths.find(request.uri().path()) else {
+    let Some((door, mut route)) = paths.find(request.uri().path()) else {
         return next.run(request).await;
     };
+    match header_route(&paths.hub, request.headers(), route.as_ref()) {
+        Ok(None) => {}
+        Ok(Some(named)) => {
+            // rmcp's handler reads it from the request, as the URL's.
+            request.extensions_mut().insert(named.clone());
+            route = Some(named);
+        }
+        Err(refused) => return refused,
+    }
     if crate::stateless::is_candidate(&request) {
         return crate::stateless::serve(&paths.hub, route.as_ref(), request, next).await;
     }
     match door {
         Some(door) => door.serve(route.as_ref(), request, next).await,
         None => next.run(request).await,
+    }
+}
+
+/// The episode an MCP request names in its `Mcpgym-Episode` header (which a proxy routes on,
+/// as it cannot read `_meta` in the body), when the URL names none; answered like the URL
+/// `/episodes/{id}/mcp` when it is not held here. A URL naming another episode is refused.
+fn header_route(
+    hub: &Hub,
+    headers: &HeaderMap,
+    url: Option<&EpisodeRoute>,
+) -> Result<Option<EpisodeRoute>, Response> {
+    let Some(value) = headers.get(EPISODE_HEADER) else {
+        return Ok(None);
+    };
+    let id = match value.to_str() {
+        Ok(id) if is_episode_id(id) => id,
+        _ => {
+            return Err(json_error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the {EPISODE_HEADER} header must be an episode id (as POST /episodes answers it), not {value:?}"
+                ),
+            ));
+        }
+    };
+    if let Some(url) = url {
+        return if *url.0 == *id {
+            Ok(None)
+        } else {
+            Err(json_error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the URL names episode {:?} and the {EPISODE_HEADER} header {id:?}: name one episode",
+                    url.0
+                ),
+            ))
+        };
+    }
+    match hub.episode(id) {
+        Ok(_) => Ok(Some(EpisodeRoute(id.into()))),
+        Err(error) => Err(hub_error(error)),
     }
 }
 

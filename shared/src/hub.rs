@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::env::{Environment, EpisodeSpec, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
 use crate::metrics::Metrics;
+use crate::replica::{self, ReplicaName};
 use crate::sessions::LegacySessions;
 use crate::step::StepRecord;
 use crate::store::{CloseReason, EpisodeSlot, EpisodeStore};
@@ -39,6 +40,9 @@ pub struct HubSettings {
     pub default_split: Split,
     /// Whether MCP sessions list a `reset` tool that starts a new episode.
     pub reset_tool: bool,
+    /// This replica's name, put in front of every episode and session id it issues, so that a
+    /// proxy in front of several routes each request to the replica holding its episode.
+    pub replica: Option<ReplicaName>,
 }
 
 impl Default for HubSettings {
@@ -53,6 +57,7 @@ impl Default for HubSettings {
             default_seed: None,
             default_split: Split::Train,
             reset_tool: false,
+            replica: None,
         }
     }
 }
@@ -88,10 +93,14 @@ pub struct EpisodeCreated {
     pub mcp_url: String,
 }
 
-/// Whether `id` can be an episode id: ids are hex, and anything else cannot name a file of
-/// ours (and must not name another).
+/// Whether `id` can be an episode id: ids are hex, after a replica's name and a `-` when the
+/// server has one ([`replica`]); anything else cannot name a file of ours (and must not name
+/// another).
 pub fn is_episode_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+    !id.is_empty()
+        && id.len() <= replica::MAX_NAME + 1 + 64
+        && !id.starts_with('-')
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 /// Whether `name` can be an observation image's file name: `<turn>-<n>.<png|jpg|webp|gif>`.
@@ -189,6 +198,19 @@ pub enum HubError {
         "unknown episode {0:?}: it never existed, was deleted, or was closed after being idle; start one with POST /episodes"
     )]
     UnknownEpisode(String),
+    /// The episode id names another replica: the request bypassed the proxy, or named its
+    /// episode only where a proxy cannot read it (in `_meta` or a body).
+    #[error(
+        "episode {id:?} belongs to replica {owner}, but this is replica {here}: send its requests through the proxy with the id where it routes on it (the path /episodes/{id}/…, or the header Mcpgym-Episode: {id})"
+    )]
+    Misrouted {
+        /// The episode id.
+        id: String,
+        /// The replica it names.
+        owner: String,
+        /// This replica's name (`unnamed` when it has none).
+        here: String,
+    },
     /// The episode has no observation image by that name (kept in memory or on disk).
     #[error(
         "episode {id:?} has no image {name:?}: images are named <turn>-<n>.png, the live episode keeps its latest {recent}, and older ones are on disk only with --trajectory-dir (and --trajectory-images keeping them)",
@@ -311,7 +333,7 @@ impl Hub {
         Ok(Arc::new(Self {
             metrics: Metrics::new(envs.keys().copied()),
             store: EpisodeStore::new(settings.max_episodes),
-            sessions: Arc::default(),
+            sessions: Arc::new(LegacySessions::named(settings.replica.clone())),
             finished: std::sync::Mutex::new(std::collections::VecDeque::new()),
             envs,
             settings,
@@ -418,7 +440,13 @@ impl Hub {
             options: request.options.unwrap_or_default(),
         };
         let state = env.start(&spec).await?;
-        let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string().into();
+        let id: Arc<str> = replica::qualify(
+            self.settings.replica.as_ref(),
+            uuid::Uuid::new_v4()
+                .simple()
+                .encode_lower(&mut uuid::Uuid::encode_buffer()),
+        )
+        .into();
         let header = EpisodeHeader {
             id: id.clone(),
             env: env.name(),
@@ -449,9 +477,22 @@ impl Hub {
 
     /// A live episode.
     pub fn episode(&self, id: &str) -> Result<Arc<EpisodeSlot>, HubError> {
-        self.store
-            .get(id)
-            .ok_or_else(|| HubError::UnknownEpisode(id.to_owned()))
+        self.store.get(id).ok_or_else(|| self.not_here(id))
+    }
+
+    /// The error for an episode id this replica does not hold: misrouted when the id names
+    /// another replica (a request that reached the wrong one must not pass for an episode that
+    /// ended), unknown otherwise.
+    pub fn not_here(&self, id: &str) -> HubError {
+        let here = self.settings.replica.as_ref();
+        match replica::owner_of_episode(id) {
+            Some(owner) if here.is_none_or(|here| here.as_str() != owner) => HubError::Misrouted {
+                id: id.to_owned(),
+                owner: owner.to_owned(),
+                here: here.map_or_else(|| "unnamed".to_owned(), ToString::to_string),
+            },
+            _ => HubError::UnknownEpisode(id.to_owned()),
+        }
     }
 
     /// Calls a tool on an episode: the typed step record every transport reports.
@@ -574,7 +615,7 @@ impl Hub {
         {
             return Ok(steps_after(&text, after));
         }
-        Err(HubError::UnknownEpisode(id.to_owned()))
+        Err(self.not_here(id))
     }
 
     /// One of an episode's observation images by file name (`<turn>-<n>.png`): from memory
@@ -637,10 +678,7 @@ impl Hub {
     /// as that call has let go. Returns once the close is done; the close finishes even if the
     /// caller stops waiting.
     pub async fn delete(&self, id: &str) -> Result<(), HubError> {
-        let slot = self
-            .store
-            .remove(id)
-            .ok_or_else(|| HubError::UnknownEpisode(id.to_owned()))?;
+        let slot = self.store.remove(id).ok_or_else(|| self.not_here(id))?;
         let closing = tokio::spawn(async move { slot.close(CloseReason::Deleted).await });
         if let Err(error) = closing.await {
             tracing::error!(episode = id, %error, "closing a deleted episode failed");

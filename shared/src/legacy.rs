@@ -263,11 +263,10 @@ impl LegacyDoor {
         serde_json::to_writer(&mut events, &reply).ok()?;
         events.extend_from_slice(b"\n\n");
         let mut response = event_stream(Body::new(Events(Some(events.into()))));
-        let mut id_text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        let id_text = id.hyphenated().encode_lower(&mut id_text);
+        let id_text = self.hub.sessions().id_text(id);
         response.headers_mut().insert(
             SESSION_ID,
-            HeaderValue::from_str(id_text).expect("a UUID is a valid header value"),
+            HeaderValue::from_str(&id_text).expect("a replica name and a UUID make a header value"),
         );
         tracing::trace!(session = %id_text, "legacy session opened directly");
         Some(response)
@@ -457,12 +456,13 @@ impl LegacyDoor {
         if meta_episode.is_some() {
             return true;
         }
+        // The episode the URL or the Mcpgym-Episode header names may be of any environment.
         match (self.handler.scope(), route) {
-            (Scope::Env(env), _) => env.reports_progress(),
-            (Scope::EpisodeRoute, Some(route)) => self
+            (_, Some(route)) => self
                 .hub
                 .episode(&route.0)
                 .map_or(true, |slot| slot.env.reports_progress()),
+            (Scope::Env(env), None) => env.reports_progress(),
             (Scope::EpisodeRoute, None) => true,
         }
     }

@@ -22,6 +22,7 @@
 //! - [`trajectory`]: trajectory records and files (header, steps, end, images beside them);
 //!   [`viewer`]: the web pages that show episodes live or from a folder of recordings;
 //! - [`clip`]: head-and-tail clipping that keeps trajectory records within their budget;
+//! - [`replica`]: the replica name in every id, which a proxy in front of several routes on;
 //! - [`cli`]: the flags every environment shares; [`client`]: a typed client of the control
 //!   plane (bench, examples, tests);
 //! - re-exported from `mcpgym-env`, the environment API: [`env`](mod@env), [`tools`], [`choice`],
@@ -40,6 +41,7 @@ pub mod legacy;
 pub mod malformed;
 pub mod mcp;
 pub mod metrics;
+pub mod replica;
 pub mod sessions;
 pub mod stateless;
 pub mod stdio;

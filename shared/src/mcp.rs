@@ -6,7 +6,8 @@
 //! call finds its episode by the first of:
 //!
 //! 1. the request's `_meta["mcpgym/episode"]`;
-//! 2. the URL `/episodes/{id}/mcp` (the HTTP layer inserts an [`EpisodeRoute`]);
+//! 2. the URL `/episodes/{id}/mcp`, or on another endpoint the `Mcpgym-Episode` header (the
+//!    HTTP layer inserts an [`EpisodeRoute`]);
 //! 3. the episode already bound to the session (the stdio process, or a legacy HTTP session,
 //!    whose binding lives in [`crate::sessions`] so the direct path shares it);
 //! 4. a new episode, bound to the session; its id is in the result's `_meta`.

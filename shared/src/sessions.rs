@@ -21,6 +21,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use uuid::Uuid;
 
+use crate::replica::{self, ReplicaName};
+
 /// Most legacy sessions held at once; past it, `initialize` is refused until idle ones are
 /// reaped. At a few hundred bytes each this bounds the table to a few hundred MiB.
 pub const MAX_SESSIONS: usize = 1_000_000;
@@ -82,6 +84,8 @@ pub struct LegacySessions {
     sessions: RwLock<HashMap<u128, Arc<LegacySession>>>,
     epoch: Instant,
     capacity: usize,
+    /// The replica's name, in front of the ids it issues (`<name>-<uuid>`).
+    replica: Option<ReplicaName>,
 }
 
 impl Default for LegacySessions {
@@ -91,8 +95,12 @@ impl Default for LegacySessions {
 }
 
 /// The table key of a session id: ids are UUIDs in their lowercase hyphenated form, as rmcp
-/// issues them; any other spelling of the same UUID is another (unknown) id.
-fn key(id: &str) -> Option<u128> {
+/// issues them, after the replica's name and a `-` when it has one (rmcp's own sessions keep
+/// bare UUIDs); any other spelling of the same UUID is another (unknown) id.
+fn key(replica: Option<&ReplicaName>, id: &str) -> Option<u128> {
+    let id = replica
+        .and_then(|name| id.strip_prefix(name.as_str())?.strip_prefix('-'))
+        .unwrap_or(id);
     if id.len() != uuid::fmt::Hyphenated::LENGTH {
         return None;
     }
@@ -108,7 +116,29 @@ impl LegacySessions {
             sessions: RwLock::default(),
             epoch: Instant::now(),
             capacity,
+            replica: None,
         }
+    }
+
+    /// A table of [`MAX_SESSIONS`] whose ids carry `replica`'s name.
+    pub fn named(replica: Option<ReplicaName>) -> Self {
+        Self {
+            replica,
+            ..Self::default()
+        }
+    }
+
+    /// The id clients use for the session `id`: the UUID, after the replica's name if any.
+    pub fn id_text(&self, id: Uuid) -> String {
+        let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        replica::qualify(
+            self.replica.as_ref(),
+            id.hyphenated().encode_lower(&mut text),
+        )
+    }
+
+    fn key(&self, id: &str) -> Option<u128> {
+        key(self.replica.as_ref(), id)
     }
 
     /// Sessions held now.
@@ -172,7 +202,7 @@ impl LegacySessions {
 
     /// The session with this id, on `endpoint` when one is given; marks it used.
     pub fn get(&self, id: &str, endpoint: Option<Endpoint>) -> Option<Arc<LegacySession>> {
-        let session = self.read().get(&key(id)?)?.clone();
+        let session = self.read().get(&self.key(id)?)?.clone();
         if endpoint.is_some_and(|endpoint| endpoint != session.endpoint) {
             return None;
         }
@@ -182,12 +212,14 @@ impl LegacySessions {
 
     /// Whether the session is held, without marking it used.
     pub fn contains(&self, id: &str) -> bool {
-        key(id).is_some_and(|key| self.read().contains_key(&key))
+        self.key(id)
+            .is_some_and(|key| self.read().contains_key(&key))
     }
 
     /// Ends a session; whether it was held.
     pub fn remove(&self, id: &str) -> bool {
-        key(id).is_some_and(|key| self.write().remove(&key).is_some())
+        self.key(id)
+            .is_some_and(|key| self.write().remove(&key).is_some())
     }
 
     /// Ends the sessions unused for `ttl`; returns how many.
@@ -235,7 +267,10 @@ impl EndpointSessions {
     }
 
     fn store_now(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        let key = key(id).ok_or_else(|| format!("session id {id:?} is not a UUID"))?;
+        let key = self
+            .sessions
+            .key(id)
+            .ok_or_else(|| format!("session id {id:?} is not a UUID"))?;
         if let Some(session) = self.sessions.get(id, Some(self.endpoint)) {
             session.in_rmcp.store(true, Ordering::Relaxed);
             return Ok(());

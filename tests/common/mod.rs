@@ -58,9 +58,14 @@ impl HttpServer {
 
     /// Starts `command` (an `mcpgym` invocation, perhaps behind a wrapper such as `setpriv`)
     /// with `--http 127.0.0.1:0` appended, and waits until it listens.
-    pub fn spawn(mut command: Command) -> Self {
+    pub fn spawn(command: Command) -> Self {
+        Self::spawn_at(command, "127.0.0.1:0")
+    }
+
+    /// Like [`HttpServer::spawn`], listening on `addr` (a server restarted where it was).
+    pub fn spawn_at(mut command: Command, addr: &str) -> Self {
         let mut child = command
-            .args(["--http", "127.0.0.1:0"])
+            .args(["--http", addr])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -123,6 +123,10 @@ pub struct ServiceHealth {
     pub sandboxes: usize,
     /// Kernels started ahead of demand.
     pub warm_kernels: usize,
+    /// The most sandboxes the service holds at once (an mcpgym extension: a client spreading
+    /// sandboxes over several services reads their free places from it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_sandboxes: Option<usize>,
 }
 
 #[cfg(test)]
@@ -209,10 +213,19 @@ mod tests {
             status: "ok".into(),
             sandboxes: 1,
             warm_kernels: 2,
+            max_sandboxes: None,
         };
         assert_eq!(
             serde_json::to_value(&health).unwrap(),
             json!({"status": "ok", "sandboxes": 1, "warmKernels": 2})
+        );
+        let full = ServiceHealth {
+            max_sandboxes: Some(64),
+            ..health.clone()
+        };
+        assert_eq!(
+            serde_json::to_value(&full).unwrap()["maxSandboxes"],
+            json!(64)
         );
     }
 }

@@ -27,7 +27,7 @@ use mcpgym_env::{
     BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome, TaskSet,
 };
 
-use crate::e2b::{E2bClient, Sandbox};
+use crate::e2b::{E2bClient, E2bError, Sandbox};
 use crate::grading::{Grading, Verdict};
 use crate::notebook::{CellOutput, ExecutedCell};
 use crate::observe::{CellObservation, ShellObservation, cell_observation, shell_text, truncate};
@@ -478,9 +478,10 @@ impl JupyterEpisode {
         {
             Ok(execution) => execution,
             Err(error) => {
-                return StepOutcome::error(format!(
+                let sentence = format!(
                     "The kernel could not run the cell: {error}. Try again; if it persists, the sandbox is gone."
-                ));
+                );
+                return sandbox_failure(&sandbox, &error, sentence).await;
             }
         };
         let (content, structured) =
@@ -525,7 +526,8 @@ impl JupyterEpisode {
         {
             Ok(output) => output,
             Err(error) => {
-                return StepOutcome::error(format!("The command could not run: {error}."));
+                let sentence = format!("The command could not run: {error}.");
+                return sandbox_failure(&sandbox, &error, sentence).await;
             }
         };
         let observation = ShellObservation {
@@ -600,7 +602,17 @@ impl JupyterEpisode {
             Grading::Check(program) => match self.sandbox() {
                 Ok(sandbox) => {
                     let sandbox = sandbox.clone();
-                    run_check(&sandbox, &program).await
+                    match run_check(&sandbox, &program).await {
+                        Ok(verdict) => verdict,
+                        // Not the agent's fault: no reward either way.
+                        Err(_) if !sandbox.host_answers().await => return host_gone(&sandbox),
+                        Err(what) => {
+                            tracing::warn!(%what, "hidden check could not run");
+                            Verdict::Incorrect {
+                                reason: "the hidden check could not run in the sandbox".into(),
+                            }
+                        }
+                    }
                 }
                 Err(_) => Verdict::Incorrect {
                     reason: "the sandbox is gone, so the hidden check could not run".into(),
@@ -624,15 +636,35 @@ impl JupyterEpisode {
     }
 }
 
+/// The end of an episode whose sandbox service stopped answering: its kernel and files were
+/// there, so it cannot go on. Aborted, which pays nothing.
+fn host_gone(sandbox: &Sandbox) -> StepOutcome {
+    tracing::warn!(
+        host = sandbox.host_url(),
+        sandbox = sandbox.id(),
+        "a sandbox service stopped answering; its episode is aborted"
+    );
+    StepOutcome::abort(
+        "The sandbox service holding this episode's kernel and files stopped answering, so the episode cannot go on. Start a new episode.",
+    )
+}
+
+/// What a failed request to the sandbox gives the agent: the end of the episode when the
+/// service holding it is gone, else `sentence` (a passing fault it may retry).
+async fn sandbox_failure(sandbox: &Sandbox, error: &E2bError, sentence: String) -> StepOutcome {
+    if error.is_transport() && !sandbox.host_answers().await {
+        return host_gone(sandbox);
+    }
+    StepOutcome::error(sentence)
+}
+
 /// Kills what the agent runs in the sandbox (every kernel context and command), then runs the
-/// hidden check as its own process.
-async fn run_check(sandbox: &Sandbox, program: &crate::grading::CheckProgram) -> Verdict {
-    let failed = |what: String| {
-        tracing::warn!(%what, "hidden check could not run");
-        Verdict::Incorrect {
-            reason: "the hidden check could not run in the sandbox".into(),
-        }
-    };
+/// hidden check as its own process; `Err` says what kept it from running.
+async fn run_check(
+    sandbox: &Sandbox,
+    program: &crate::grading::CheckProgram,
+) -> Result<Verdict, String> {
+    let failed = Err;
     match sandbox.contexts().await {
         Ok(contexts) => {
             for context in contexts {
@@ -654,7 +686,9 @@ async fn run_check(sandbox: &Sandbox, program: &crate::grading::CheckProgram) ->
         Err(error) => return failed(format!("cannot list the processes: {error}")),
     }
     match run_program(sandbox, "check", program.source()).await {
-        Ok(output) if output.error.is_none() => program.interpret(&output.stdout, output.exit_code),
+        Ok(output) if output.error.is_none() => {
+            Ok(program.interpret(&output.stdout, output.exit_code))
+        }
         Ok(output) => failed(output.error.unwrap_or_default()),
         Err(error) => failed(error.to_string()),
     }

@@ -47,4 +47,15 @@ pub enum E2bError {
     /// The operation did not finish in time.
     #[error("the sandbox did not answer within {0:?}")]
     Timeout(Duration),
+    /// No sandbox service of a pool took the sandbox: each one's reason.
+    #[error("no sandbox service could take a sandbox: {0}")]
+    NoHost(String),
+}
+
+impl E2bError {
+    /// Whether the request failed in transport (no connection, a connection cut, a failed
+    /// handshake) rather than with an answer: the service may be gone.
+    pub fn is_transport(&self) -> bool {
+        matches!(self, E2bError::Http { .. } | E2bError::Tls { .. })
+    }
 }

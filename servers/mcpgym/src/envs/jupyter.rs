@@ -32,9 +32,11 @@ pub struct JupyterFlags {
     cell_timeout: u64,
     /// Where sandboxes come from: `local` runs the sandbox service inside this process on a
     /// loopback port; an http:// or https:// URL reaches a remote `mcpgym sandbox` (its
-    /// token, if any, from MCPGYM_SANDBOX_TOKEN); `e2b` is E2B's cloud with E2B_API_KEY
+    /// token, if any, from MCPGYM_SANDBOX_TOKEN), and several, comma-separated, spread the
+    /// sandboxes over those hosts by free places (health-checked; a host that stops answering
+    /// aborts its episodes and takes no new ones); `e2b` is E2B's cloud with E2B_API_KEY
     /// (over TLS, checked against the system's CA certificates).
-    #[arg(long, value_name = "local|URL|e2b", default_value = "local")]
+    #[arg(long, value_name = "local|URL[,URL…]|e2b", default_value = "local")]
     sandbox: String,
     /// Jailed kernels the local sandbox service keeps started ahead of demand.
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -90,12 +92,16 @@ impl EnvFlags for JupyterFlags {
             "e2b" => {
                 let key = std::env::var("E2B_API_KEY")
                     .context("--sandbox e2b needs E2B_API_KEY in the environment")?;
-                Some(E2bConfig::cloud(key))
+                Some(vec![E2bConfig::cloud(key)])
             }
-            url => Some(E2bConfig::single_url(
-                url,
-                std::env::var("MCPGYM_SANDBOX_TOKEN").ok(),
-            )),
+            urls => {
+                let token = std::env::var("MCPGYM_SANDBOX_TOKEN").ok();
+                Some(
+                    urls.split(',')
+                        .map(|url| E2bConfig::single_url(url.trim(), token.clone()))
+                        .collect(),
+                )
+            }
         };
         let Some(e2b) = e2b else {
             let python = self.runtime.resolve()?;
@@ -112,7 +118,7 @@ impl EnvFlags for JupyterFlags {
                 backing: Some(Box::new(sandbox)),
             });
         };
-        let client = E2bClient::new(e2b)?;
+        let client = E2bClient::pool(e2b)?;
         Ok(Built::alone(Arc::new(Jupyter::with_tasks(
             client, config, tasks,
         ))))

@@ -78,6 +78,7 @@ pub(crate) async fn health(State(registry): State<Arc<Registry>>) -> Response {
         status: "ok".into(),
         sandboxes: registry.len(),
         warm_kernels: registry.warm_kernels(),
+        max_sandboxes: Some(registry.config().max_sandboxes),
     })
     .into_response()
 }

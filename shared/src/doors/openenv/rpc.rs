@@ -244,9 +244,11 @@ async fn call(
             let code = match &error {
                 DoorError::Invalid(_) => INVALID_PARAMS,
                 DoorError::NoEpisode => INVALID_REQUEST,
-                DoorError::Hub(HubError::UnknownEpisode(_) | HubError::Closed { .. }) => {
-                    INVALID_REQUEST
-                }
+                DoorError::Hub(
+                    HubError::UnknownEpisode(_)
+                    | HubError::Misrouted { .. }
+                    | HubError::Closed { .. },
+                ) => INVALID_REQUEST,
                 DoorError::Hub(_) => SERVER_ERROR,
             };
             return failure(id, code, error.to_string());

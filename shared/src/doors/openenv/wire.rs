@@ -132,7 +132,9 @@ impl DoorError {
             DoorError::NoEpisode => "SESSION_ERROR",
             DoorError::Hub(error) => match error {
                 HubError::Full(_) => "CAPACITY_REACHED",
-                HubError::UnknownEpisode(_) | HubError::Closed { .. } => "SESSION_ERROR",
+                HubError::UnknownEpisode(_)
+                | HubError::Misrouted { .. }
+                | HubError::Closed { .. } => "SESSION_ERROR",
                 HubError::UnknownEnv { .. }
                 | HubError::EnvRequired(_)
                 | HubError::UnknownTask { .. }
@@ -155,6 +157,7 @@ impl DoorError {
                     StatusCode::SERVICE_UNAVAILABLE
                 }
                 HubError::UnknownEpisode(_) => StatusCode::NOT_FOUND,
+                HubError::Misrouted { .. } => StatusCode::MISDIRECTED_REQUEST,
                 HubError::Closed { .. } => StatusCode::CONFLICT,
                 HubError::UnknownTask { .. }
                 | HubError::SplitMismatch { .. }

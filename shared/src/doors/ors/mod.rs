@@ -434,8 +434,13 @@ fn event_stream(events: impl Stream<Item = Event> + Send + 'static) -> Response 
 }
 
 /// A new session id, sent as ORS sends it: a `task_id` event, then an empty `end`.
-async fn create_session() -> Response {
-    let id = uuid::Uuid::new_v4().to_string();
+async fn create_session(State(door): State<Arc<Door>>) -> Response {
+    // After the replica's name, so that a proxy in front of several sends the session's
+    // requests here (nothing is kept until `/create`).
+    let id = crate::replica::qualify(
+        door.hub.settings().replica.as_ref(),
+        &uuid::Uuid::new_v4().to_string(),
+    );
     event_stream(futures::stream::iter([
         Event::default().event("task_id").data(id),
         Event::default().event("end").data(""),

@@ -52,6 +52,7 @@ impl From<HubError> for OrsError {
             HubError::UnknownEnv { .. } => StatusCode::NOT_FOUND,
             // The session's episode was deleted or reaped: the session is gone.
             HubError::UnknownEpisode(_) | HubError::Closed { .. } => StatusCode::GONE,
+            HubError::Misrouted { .. } => StatusCode::MISDIRECTED_REQUEST,
             HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
