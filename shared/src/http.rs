@@ -201,7 +201,7 @@ async fn direct_paths(
             request.extensions_mut().insert(named.clone());
             route = Some(named);
         }
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     }
     if crate::stateless::is_candidate(&request) {
         return crate::stateless::serve(&paths.hub, route.as_ref(), request, next).await;
@@ -219,37 +219,51 @@ fn header_route(
     hub: &Hub,
     headers: &HeaderMap,
     url: Option<&EpisodeRoute>,
-) -> Result<Option<EpisodeRoute>, Response> {
+) -> Result<Option<EpisodeRoute>, HeaderRefused> {
     let Some(value) = headers.get(EPISODE_HEADER) else {
         return Ok(None);
     };
     let id = match value.to_str() {
         Ok(id) if is_episode_id(id) => id,
-        _ => {
-            return Err(json_error(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "the {EPISODE_HEADER} header must be an episode id (as POST /episodes answers it), not {value:?}"
-                ),
-            ));
-        }
+        _ => return Err(HeaderRefused::NotAnId(format!("{value:?}"))),
     };
     if let Some(url) = url {
         return if *url.0 == *id {
             Ok(None)
         } else {
-            Err(json_error(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "the URL names episode {:?} and the {EPISODE_HEADER} header {id:?}: name one episode",
-                    url.0
-                ),
-            ))
+            Err(HeaderRefused::TwoEpisodes {
+                url: url.0.to_string(),
+                header: id.to_owned(),
+            })
         };
     }
     match hub.episode(id) {
         Ok(_) => Ok(Some(EpisodeRoute(id.into()))),
-        Err(error) => Err(hub_error(error)),
+        Err(error) => Err(HeaderRefused::Hub(error)),
+    }
+}
+
+/// Why an `Mcpgym-Episode` header was refused.
+#[derive(Debug, thiserror::Error)]
+enum HeaderRefused {
+    #[error(
+        "the {EPISODE_HEADER} header must be an episode id (as POST /episodes answers it), not {0}"
+    )]
+    NotAnId(String),
+    #[error(
+        "the URL names episode {url:?} and the {EPISODE_HEADER} header {header:?}: name one episode"
+    )]
+    TwoEpisodes { url: String, header: String },
+    #[error(transparent)]
+    Hub(HubError),
+}
+
+impl IntoResponse for HeaderRefused {
+    fn into_response(self) -> Response {
+        match self {
+            HeaderRefused::Hub(error) => hub_error(error),
+            other => json_error(StatusCode::BAD_REQUEST, other.to_string()),
+        }
     }
 }
 
