@@ -833,6 +833,58 @@ mod tests {
         (hub, probe, id)
     }
 
+    #[tokio::test]
+    async fn a_named_replica_names_itself_in_its_ids_and_points_elsewhere_for_others() {
+        let env = Slow {
+            probe: Arc::default(),
+            tasks: TaskSet::new(vec!["t".into()], Vec::new()),
+            tools: Vec::new(),
+        };
+        let settings = HubSettings {
+            replica: Some(ReplicaName::new("mcpgym-4").unwrap()),
+            ..HubSettings::default()
+        };
+        let hub = Hub::new(vec![Arc::new(env)], settings).unwrap();
+        let created = hub.create(CreateEpisode::default()).await.unwrap();
+        assert_eq!(replica::owner_of_episode(&created.id), Some("mcpgym-4"));
+        assert!(is_episode_id(&created.id));
+        assert_eq!(created.mcp_url, format!("/episodes/{}/mcp", created.id));
+        hub.status(&created.id).await.unwrap();
+        // Another replica's episode: misrouted, with where it lives and how to get there.
+        let elsewhere = "mcpgym-5-0123456789abcdef0123456789abcdef";
+        let error = hub.status(elsewhere).await.unwrap_err();
+        assert!(matches!(error, HubError::Misrouted { .. }), "{error:?}");
+        let sentence = error.to_string();
+        assert!(
+            sentence.contains("belongs to replica mcpgym-5, but this is replica mcpgym-4")
+                && sentence.contains("Mcpgym-Episode"),
+            "{sentence}"
+        );
+        // Its own name on an id it does not hold, or a bare id: unknown, as ever.
+        for unknown in [
+            "mcpgym-4-0123456789abcdef0123456789abcdef",
+            "0123456789abcdef",
+        ] {
+            assert!(matches!(
+                hub.delete(unknown).await,
+                Err(HubError::UnknownEpisode(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn episode_ids_are_file_safe_with_or_without_a_replica_name() {
+        for id in [
+            "0123456789abcdef",
+            "mcpgym-0-0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(is_episode_id(id), "{id}");
+        }
+        for id in ["", "-x", "../x", "a/b", "a.b", "a b", &"a".repeat(200)] {
+            assert!(!is_episode_id(id), "{id}");
+        }
+    }
+
     /// Starts a `wait` call and returns once it runs.
     async fn running_call(
         hub: &Arc<Hub>,

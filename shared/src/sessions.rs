@@ -321,6 +321,26 @@ mod tests {
     }
 
     #[test]
+    fn a_named_replica_puts_its_name_in_front_of_its_session_ids() {
+        let name = ReplicaName::new("mcpgym-1").unwrap();
+        let table = LegacySessions::named(Some(name));
+        let (id, _) = table.open(1, INIT.into()).unwrap();
+        let text = table.id_text(id);
+        assert_eq!(text, format!("mcpgym-1-{}", id.hyphenated()));
+        assert_eq!(replica::owner_of_session(&text), Some("mcpgym-1"));
+        assert!(table.get(&text, Some(1)).is_some());
+        // rmcp's own sessions keep bare UUIDs, found as they are.
+        assert!(table.get(&id.hyphenated().to_string(), Some(1)).is_some());
+        // Another replica's id for the same UUID is not this one's.
+        assert!(
+            table
+                .get(&format!("mcpgym-2-{}", id.hyphenated()), Some(1))
+                .is_none()
+        );
+        assert!(table.remove(&text));
+    }
+
+    #[test]
     fn request_numbers_count_up_per_session() {
         let table = LegacySessions::default();
         let (_, a) = table.open(0, INIT.into()).unwrap();
