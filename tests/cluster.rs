@@ -273,6 +273,69 @@ async fn call_by_way(
     }
 }
 
+/// A legacy exchange through the proxy: the JSON-RPC message of its event stream.
+async fn legacy_post(proxy: &Proxy, session: Option<&str>, body: Value) -> (StatusCode, String) {
+    let mut request = http()
+        .post(proxy.url("/wordle/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let text = response.text().await.unwrap();
+    let message = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|data| !data.is_empty())
+        .unwrap_or_default()
+        .to_owned();
+    (status, session.unwrap_or(message))
+}
+
+async fn rmcp_session_plays_through_the_proxy(proxy: &Proxy) {
+    let (status, session) = legacy_post(
+        proxy,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}, "_meta": {"note": "rmcp's to open"}
+        }}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let named = owner(&session).to_owned();
+    let (status, _) = legacy_post(
+        proxy,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    for turn in 1..=2 {
+        let (status, message) = legacy_post(
+            proxy,
+            Some(&session),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "guess", "arguments": {"word": "zzzzz"}}}),
+        )
+        .await;
+        assert_eq!(status, 200, "{message}");
+        let message: Value = serde_json::from_str(&message).unwrap();
+        let step = &message["result"]["_meta"]["mcpgym/step"];
+        assert_eq!(step["turn"], turn, "{message}");
+        assert_eq!(owner(step["episode"].as_str().unwrap()), named, "{message}");
+    }
+}
+
 fn word_args(word: &str) -> rmcp::model::JsonObject {
     args(json!({ "word": word }))
 }
@@ -411,6 +474,10 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
         let _ = client.cancel().await;
     }
     assert_eq!(session_owners.len(), REPLICAS, "{session_owners:?}");
+    // A session rmcp opens itself (here: an initialize with `_meta`) is named the same way.
+    for _ in 0..REPLICAS {
+        rmcp_session_plays_through_the_proxy(&proxy).await;
+    }
 
     // OpenEnv's WebSocket: a connection is a session; its episode is on the replica behind it.
     for _ in 0..REPLICAS {

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -47,7 +47,7 @@ use crate::hub::{CreateEpisode, Hub, HubError, is_episode_id};
 use crate::legacy::LegacyDoor;
 use crate::malformed::json_rpc_errors;
 use crate::mcp::McpHandler;
-use crate::replica::EPISODE_HEADER;
+use crate::replica::{EPISODE_HEADER, ReplicaName};
 use crate::sessions::Endpoint;
 use crate::task::Split;
 use crate::viewer::AfterQuery;
@@ -203,12 +203,50 @@ async fn direct_paths(
         }
         Err(refused) => return refused.into_response(),
     }
-    if crate::stateless::is_candidate(&request) {
-        return crate::stateless::serve(&paths.hub, route.as_ref(), request, next).await;
+    // Sessions rmcp opens itself get its bare UUIDs: clients see them after the replica's
+    // name, like those of the direct path, and rmcp sees them bare.
+    let replica = paths.hub.settings().replica.as_ref();
+    if let Some(name) = replica {
+        unqualify_session(request.headers_mut(), name);
     }
-    match door {
-        Some(door) => door.serve(route.as_ref(), request, next).await,
-        None => next.run(request).await,
+    let mut response = if crate::stateless::is_candidate(&request) {
+        crate::stateless::serve(&paths.hub, route.as_ref(), request, next).await
+    } else {
+        match door {
+            Some(door) => door.serve(route.as_ref(), request, next).await,
+            None => next.run(request).await,
+        }
+    };
+    if let Some(name) = replica {
+        qualify_session(response.headers_mut(), name);
+    }
+    response
+}
+
+const SESSION_ID: &str = "mcp-session-id";
+
+/// `Mcp-Session-Id: NAME-<uuid>` of this replica as the bare UUID; another replica's is left
+/// as it is (and is no session here).
+fn unqualify_session(headers: &mut HeaderMap, replica: &ReplicaName) {
+    let bare = headers
+        .get(SESSION_ID)
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| crate::replica::owner_of_session(id) == Some(replica.as_str()))
+        .and_then(|id| HeaderValue::from_str(&id[replica.as_str().len() + 1..]).ok());
+    if let Some(bare) = bare {
+        headers.insert(SESSION_ID, bare);
+    }
+}
+
+/// A bare `Mcp-Session-Id` UUID (of a session rmcp opened) after this replica's name.
+fn qualify_session(headers: &mut HeaderMap, replica: &ReplicaName) {
+    let named = headers
+        .get(SESSION_ID)
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| uuid::Uuid::try_parse(id).is_ok())
+        .and_then(|id| HeaderValue::from_str(&format!("{replica}-{id}")).ok());
+    if let Some(named) = named {
+        headers.insert(SESSION_ID, named);
     }
 }
 
