@@ -416,6 +416,11 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
             "{name} holds {count} of {EPISODES}: {counts:?}"
         );
     }
+    // Each replica says which it is.
+    for (index, server) in replicas.iter().enumerate() {
+        let health = json_body(http().get(server.as_ref().unwrap().url("/healthz"))).await;
+        assert_eq!(health["replica"], replica(index), "{health}");
+    }
     // Each is held by the replica its id names; another replica says where it is.
     let id = &episodes[0];
     let holder = owner(id)

@@ -554,7 +554,12 @@ async fn bind_episode_route(
 }
 
 async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
-    Json(json!({ "status": "ok", "episodes": hub.live_episodes() })).into_response()
+    let mut health = json!({ "status": "ok", "episodes": hub.live_episodes() });
+    // Which replica answered, when several serve behind one proxy.
+    if let Some(name) = &hub.settings().replica {
+        health["replica"] = json!(name.as_str());
+    }
+    Json(health).into_response()
 }
 
 async fn metrics(State(hub): State<Arc<Hub>>) -> Response {
