@@ -227,6 +227,12 @@ class _EpisodeBase(Generic[_ClientT]):
         self.mcp_url = mcp_url
         self._closed = False
 
+    @property
+    def _routing(self) -> dict[str, str]:
+        """The header naming the episode, which a proxy in front of several replicas routes
+        on as it does on the path (the server holding the episode is the one its id names)."""
+        return {"Mcpgym-Episode": self.id}
+
     @classmethod
     def _from_json(cls: type[_EpisodeT], client: Any, data: Mapping[str, Any]) -> _EpisodeT:
         """The episode `POST /episodes` answered with, played through `client`."""
@@ -338,29 +344,39 @@ class Episode(Closing, _EpisodeBase["Client"]):
 
     def prompt(self) -> str:
         """What the agent is asked: the environment's instructions and the task."""
-        body = _json(self.client._request("GET", f"/episodes/{self.id}/prompt"))
+        body = _json(
+            self.client._request("GET", f"/episodes/{self.id}/prompt", headers=self._routing)
+        )
         return str(body["prompt"])
 
     def call(self, tool: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any) -> Step:
         """Calls `tool` with `arguments` (and any keyword arguments) and returns the step."""
         body = _call_request(tool, arguments, kwargs)
         return Step.from_json(
-            _json(self.client._request("POST", f"/episodes/{self.id}/call", json=body))
+            _json(
+                self.client._request(
+                    "POST", f"/episodes/{self.id}/call", headers=self._routing, json=body
+                )
+            )
         )
 
     def status(self) -> dict[str, Any]:
         """The episode's state: `return`, `done`, `truncated`, and e.g. `answer` once done."""
-        return dict(_json(self.client._request("GET", f"/episodes/{self.id}")))
+        return dict(
+            _json(self.client._request("GET", f"/episodes/{self.id}", headers=self._routing))
+        )
 
     def trajectory(self) -> list[dict[str, Any]]:
         """The episode's trajectory, one record per line of its JSON Lines."""
-        return _json_lines(self.client._request("GET", f"/episodes/{self.id}/trajectory"))
+        return _json_lines(
+            self.client._request("GET", f"/episodes/{self.id}/trajectory", headers=self._routing)
+        )
 
     def close(self) -> None:
         """Closes the episode on the server; closing it again does nothing."""
         if self._closed:
             return
-        response = self.client._request("DELETE", f"/episodes/{self.id}")
+        response = self.client._request("DELETE", f"/episodes/{self.id}", headers=self._routing)
         if response.status_code != 404:
             _check(response)
         self._closed = True
@@ -465,7 +481,9 @@ class AsyncEpisode(_EpisodeBase["AsyncClient"]):
 
     async def prompt(self) -> str:
         """What the agent is asked: the environment's instructions and the task."""
-        body = _json(await self.client._request("GET", f"/episodes/{self.id}/prompt"))
+        body = _json(
+            await self.client._request("GET", f"/episodes/{self.id}/prompt", headers=self._routing)
+        )
         return str(body["prompt"])
 
     async def call(
@@ -473,22 +491,32 @@ class AsyncEpisode(_EpisodeBase["AsyncClient"]):
     ) -> Step:
         """Calls `tool` with `arguments` (and any keyword arguments) and returns the step."""
         body = _call_request(tool, arguments, kwargs)
-        response = await self.client._request("POST", f"/episodes/{self.id}/call", json=body)
+        response = await self.client._request(
+            "POST", f"/episodes/{self.id}/call", headers=self._routing, json=body
+        )
         return Step.from_json(_json(response))
 
     async def status(self) -> dict[str, Any]:
         """The episode's state: `return`, `done`, `truncated`, and e.g. `answer` once done."""
-        return dict(_json(await self.client._request("GET", f"/episodes/{self.id}")))
+        return dict(
+            _json(await self.client._request("GET", f"/episodes/{self.id}", headers=self._routing))
+        )
 
     async def trajectory(self) -> list[dict[str, Any]]:
         """The episode's trajectory, one record per line of its JSON Lines."""
-        return _json_lines(await self.client._request("GET", f"/episodes/{self.id}/trajectory"))
+        return _json_lines(
+            await self.client._request(
+                "GET", f"/episodes/{self.id}/trajectory", headers=self._routing
+            )
+        )
 
     async def close(self) -> None:
         """Closes the episode on the server; closing it again does nothing."""
         if self._closed:
             return
-        response = await self.client._request("DELETE", f"/episodes/{self.id}")
+        response = await self.client._request(
+            "DELETE", f"/episodes/{self.id}", headers=self._routing
+        )
         if response.status_code != 404:
             _check(response)
         self._closed = True

@@ -310,6 +310,7 @@ pub async fn json_rpc(State(hub): State<Arc<Hub>>, request: Request, next: Next)
     let Some(env) = env_of(&hub, request.uri().path()) else {
         return next.run(request).await;
     };
+    let path = request.uri().path().to_owned();
     let body: Bytes = match axum::body::to_bytes(request.into_body(), MCP_BODY_LIMIT).await {
         Ok(body) => body,
         Err(_) => {
@@ -332,5 +333,19 @@ pub async fn json_rpc(State(hub): State<Arc<Hub>>, request: Request, next: Next)
             format!("Parse error: the body is not JSON ({error})"),
         ),
     };
-    Json(reply).into_response()
+    let mut response = Json(reply).into_response();
+    // OpenEnv's client names its session only in the JSON body, which a proxy cannot read;
+    // it keeps cookies, though, so the replica holding the session names itself in one, for
+    // this endpoint only (`manifests/nginx/routing.conf` routes on it).
+    if let Some(name) = &hub.settings().replica
+        && let Ok(cookie) = header::HeaderValue::from_str(&format!(
+            "{REPLICA_COOKIE}={name}; Path={path}; HttpOnly; SameSite=Strict"
+        ))
+    {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
 }
+
+/// The cookie naming the replica that answered OpenEnv's JSON-RPC.
+pub const REPLICA_COOKIE: &str = "mcpgym_replica";

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::wire::{self, Action, DoorError, ResetParams};
 use crate::env::Environment;
 use crate::hub::{CreateEpisode, Hub, HubError};
+use crate::replica::ReplicaName;
 use crate::task::Split;
 
 /// Starts an episode of `env` from reset parameters; answers the reset envelope and the id.
@@ -151,10 +152,17 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Session {
-    /// A session of `env` with no episode yet.
-    pub fn new(env: Arc<dyn Environment>) -> Arc<Self> {
+    /// A session of `env` with no episode yet, its id after `replica`'s name when the server
+    /// has one (a proxy routes the WebSocket's `?session_id=` on it).
+    pub fn new(env: Arc<dyn Environment>, replica: Option<&ReplicaName>) -> Arc<Self> {
         Arc::new(Self {
-            id: uuid::Uuid::new_v4().simple().to_string().into(),
+            id: crate::replica::qualify(
+                replica,
+                uuid::Uuid::new_v4()
+                    .simple()
+                    .encode_lower(&mut uuid::Uuid::encode_buffer()),
+            )
+            .into(),
             env,
             running: tokio::sync::Mutex::new(()),
             episode: Mutex::new(None),
@@ -285,7 +293,7 @@ impl Sessions {
         if map.len() >= limit {
             return Err(HubError::Full(limit));
         }
-        let session = Session::new(env);
+        let session = Session::new(env, hub.settings().replica.as_ref());
         map.insert(session.id.clone(), session.clone());
         Ok(session)
     }

@@ -66,7 +66,10 @@ pub async fn serve(
     session_id: Option<String>,
 ) {
     let (session, attached) = match session_id {
-        None => (Session::new(env.clone()), false),
+        None => (
+            Session::new(env.clone(), hub.settings().replica.as_ref()),
+            false,
+        ),
         Some(id) => match sessions.get(&id) {
             Some(session) if session.env().name() != env.name() => {
                 let message = format!(
