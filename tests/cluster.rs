@@ -687,9 +687,22 @@ fn cell(code: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_jupyter_server_spreads_its_sandboxes_over_two_hosts_and_outlives_one() {
+    // Room for two sandboxes on the first host, four on the second.
     let hosts = [
-        Some(HttpServer::start(&["sandbox", "--pool", "1"])),
-        Some(HttpServer::start(&["sandbox", "--pool", "1"])),
+        Some(HttpServer::start(&[
+            "sandbox",
+            "--pool",
+            "1",
+            "--max-sandboxes",
+            "2",
+        ])),
+        Some(HttpServer::start(&[
+            "sandbox",
+            "--pool",
+            "1",
+            "--max-sandboxes",
+            "4",
+        ])),
     ];
     let urls = format!(
         "{},{}",
@@ -699,13 +712,14 @@ async fn one_jupyter_server_spreads_its_sandboxes_over_two_hosts_and_outlives_on
     let server = HttpServer::start(&["jupyter", "--sandbox", &urls]);
     let mut hosts = hosts;
 
-    // Four episodes: two on each host (equal room, so the emptier host takes each).
+    // Four episodes, each on the host with the most free places (the emptier on a tie):
+    // free (2, 4) → second, (2, 3) → second, (2, 2) → first, (1, 2) → second.
     let mut episodes = Vec::new();
     for seed in 0..4 {
         episodes.push(server.create(NewEpisode::default().seed(seed)).await.id);
     }
-    assert_eq!(sandboxes_on(hosts[0].as_ref().unwrap()).await, 2);
-    assert_eq!(sandboxes_on(hosts[1].as_ref().unwrap()).await, 2);
+    assert_eq!(sandboxes_on(hosts[0].as_ref().unwrap()).await, 1);
+    assert_eq!(sandboxes_on(hosts[1].as_ref().unwrap()).await, 3);
 
     // A cell runs in every episode; the second host dies while they run.
     let control = server.control();
@@ -743,21 +757,34 @@ async fn one_jupyter_server_spreads_its_sandboxes_over_two_hosts_and_outlives_on
             assert!(text.contains("finished"), "{id}: {text}");
         }
     }
-    assert_eq!(aborted.len(), 2, "the dead host's two episodes end aborted");
+    assert_eq!(
+        aborted.len(),
+        3,
+        "the dead host's three episodes end aborted"
+    );
     for id in &aborted {
         let status = server.status(id).await;
         assert!(status.aborted && status.done, "{status:?}");
     }
 
-    // New episodes go to the host that answers, and run.
-    for seed in 10..12 {
-        let id = server.create(NewEpisode::default().seed(seed)).await.id;
-        let step = control
-            .call(&id, "add_and_execute_code_cell", cell("print(6 * 7)"))
-            .await
-            .unwrap();
-        assert!(!step.is_error, "{step:?}");
-        assert!(serde_json::to_string(&step.content).unwrap().contains("42"));
-    }
-    assert_eq!(sandboxes_on(hosts[0].as_ref().unwrap()).await, 4);
+    // A new episode goes to the host that answers, and runs.
+    let id = server.create(NewEpisode::default().seed(10)).await.id;
+    let step = control
+        .call(&id, "add_and_execute_code_cell", cell("print(6 * 7)"))
+        .await
+        .unwrap();
+    assert!(!step.is_error, "{step:?}");
+    assert!(serde_json::to_string(&step.content).unwrap().contains("42"));
+    assert_eq!(sandboxes_on(hosts[0].as_ref().unwrap()).await, 2);
+    // That host is full now and the other is gone: the create says so.
+    let refused = control
+        .create_episode(&NewEpisode::default().seed(11))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+    let sentence = refused.to_string();
+    assert!(
+        sentence.contains("no sandbox service could take a sandbox") && sentence.contains("429"),
+        "{sentence}"
+    );
 }

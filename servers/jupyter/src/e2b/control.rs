@@ -148,22 +148,15 @@ impl E2bClient {
         for check in checks {
             let _ = check.await;
         }
-        let mut order: Vec<(bool, usize, usize, usize)> = self
+        let readings: Vec<_> = self
             .hosts
             .iter()
-            .enumerate()
-            .map(|(index, host)| {
+            .map(|host| {
                 let health = host.lock_health();
-                (
-                    !health.answering,
-                    usize::MAX - health.free(),
-                    health.sandboxes,
-                    index,
-                )
+                (health.answering, health.free(), health.sandboxes)
             })
             .collect();
-        order.sort_unstable();
-        order.into_iter().map(|(.., index)| index).collect()
+        rank(&readings)
     }
 
     fn request(&self, host: usize, method: http::Method, url: String) -> Request {
@@ -205,6 +198,18 @@ impl E2bClient {
             domain: created.domain,
         })
     }
+}
+
+/// Host indexes in the order a create tries them, from each host's (answering, free places,
+/// sandboxes): answering hosts first, the most free places first, then the fewest sandboxes,
+/// then the order given.
+fn rank(readings: &[(bool, usize, usize)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..readings.len()).collect();
+    order.sort_by_key(|&index| {
+        let (answering, free, sandboxes) = readings[index];
+        (!answering, std::cmp::Reverse(free), sandboxes, index)
+    });
+    order
 }
 
 impl Host {
@@ -352,6 +357,42 @@ impl Sandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn creates_go_to_answering_hosts_with_the_most_free_places() {
+        // Free places first, whatever the load.
+        assert_eq!(rank(&[(true, 2, 0), (true, 4, 0)]), [1, 0]);
+        // Equal room: the emptier host, then the first named.
+        assert_eq!(rank(&[(true, 2, 5), (true, 2, 1)]), [1, 0]);
+        assert_eq!(rank(&[(true, 3, 1), (true, 3, 1)]), [0, 1]);
+        // A host that does not answer comes last, however roomy it looked.
+        assert_eq!(
+            rank(&[(false, 90, 0), (true, 1, 7), (true, 0, 2)]),
+            [1, 2, 0]
+        );
+        // A host that does not say its limit is roomy but ranks by its load among such.
+        let unknown = |sandboxes| {
+            Health {
+                sandboxes,
+                ..Health::default()
+            }
+            .free()
+        };
+        assert!(unknown(3) > 1_000_000);
+        assert_eq!(
+            rank(&[(true, unknown(3), 3), (true, 64, 0), (true, unknown(1), 1)]),
+            [2, 0, 1]
+        );
+    }
+
+    #[test]
+    fn a_pool_needs_a_host() {
+        let error = E2bClient::pool(Vec::new()).unwrap_err();
+        assert!(
+            error.to_string().contains("name at least one URL"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn https_clients_build_and_bad_urls_are_refused() {
