@@ -5,7 +5,7 @@
 //! enters it, under `manifests/container/seccomp.json` applied by libseccomp. Also checked: the
 //! seccomp profile's format, and that the AppArmor profile compiles.
 //!
-//! No image is built here (no registry for the base images, no container engine). The root is
+//! No image is built here: the base images cannot be pulled where the tests run. The root is
 //! cached under `target/container/`, keyed by the package list and the install script, so only
 //! the first run pays for debootstrap and the packages.
 
@@ -592,7 +592,7 @@ fn probe(root: &Path, profile: &Value, mask_proc: bool) -> Result<(), String> {
     let path = std::env::temp_dir().join(format!(
         "mcpgym-seccomp-{}-{}.json",
         std::process::id(),
-        rand_suffix()
+        next_id()
     ));
     std::fs::write(&path, profile.to_string()).unwrap();
     let mut command = in_container(root, &path, BWRAP_PROBE);
@@ -608,7 +608,7 @@ fn probe(root: &Path, profile: &Value, mask_proc: bool) -> Result<(), String> {
     }
 }
 
-fn rand_suffix() -> u64 {
+fn next_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
