@@ -194,6 +194,27 @@ fn manifests_build_and_validate() {
                 "{what}"
             );
             assert_token_from_secret(container, "MCPGYM_TOKEN", &what);
+            // A pod that runs jails (any but Wordle's) lets them mount their own /proc, which
+            // Kubernetes allows only in a pod with its own user namespace, under the shipped
+            // profiles.
+            let jails = container["args"][0] != "wordle";
+            if jails {
+                assert_eq!(pod["hostUsers"], false, "{what}");
+                assert_eq!(
+                    container["securityContext"]["procMount"], "Unmasked",
+                    "{what}"
+                );
+                assert_eq!(
+                    pod["securityContext"]["seccompProfile"]["localhostProfile"],
+                    "mcpgym/seccomp.json",
+                    "{what}"
+                );
+            } else {
+                assert_ne!(
+                    container["securityContext"]["procMount"], "Unmasked",
+                    "{what}"
+                );
+            }
             if name == "mcpgym" {
                 assert_eq!(
                     env(container, "MCPGYM_REPLICA")["valueFrom"]["fieldRef"]["fieldPath"],
