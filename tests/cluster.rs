@@ -174,24 +174,16 @@ fn kill(server: HttpServer) {
 /// A stateless (2026-07-28) tool call as a harness sends it through a proxy: the episode in
 /// `_meta` and in the `Mcpgym-Episode` header, which is what the proxy can read.
 async fn stateless_call(url: &str, episode: &str, word: &str) -> (StatusCode, Value) {
-    let response = http()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "guess")
-        .header("mcpgym-episode", episode)
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "guess", "arguments": {"word": word}, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "mcpgym/episode": episode,
-            }}
-        }))
-        .send()
-        .await
-        .unwrap();
+    let response = stateless_request(
+        url,
+        "guess",
+        json!({ "word": word }),
+        json!({ "mcpgym/episode": episode }),
+    )
+    .header("mcpgym-episode", episode)
+    .send()
+    .await
+    .unwrap();
     let status = response.status();
     (status, response.json().await.unwrap_or(Value::Null))
 }
@@ -334,6 +326,11 @@ async fn rmcp_session_plays_through_the_proxy(proxy: &Proxy) {
         assert_eq!(step["turn"], turn, "{message}");
         assert_eq!(owner(step["episode"].as_str().unwrap()), named, "{message}");
     }
+}
+
+/// The body of a response, as text.
+async fn text_of(request: reqwest::RequestBuilder) -> String {
+    request.send().await.unwrap().text().await.unwrap()
 }
 
 fn word_args(word: &str) -> rmcp::model::JsonObject {
@@ -523,14 +520,7 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
 
     // ORS sessions: the session id names the replica that issued it.
     for _ in 0..REPLICAS {
-        let events = http()
-            .post(proxy.url("/create_session"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let events = text_of(http().post(proxy.url("/create_session"))).await;
         let sid = events
             .lines()
             .find_map(|line| line.strip_prefix("data:"))
@@ -546,16 +536,13 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
             .unwrap();
         assert_eq!(created.status(), 200, "{}", created.text().await.unwrap());
         for _ in 0..2 {
-            let reply = http()
-                .post(proxy.url("/wordle/call"))
-                .header("X-Session-ID", &sid)
-                .json(&json!({"name": "guess", "input": {"word": "zzzzz"}}))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
+            let reply = text_of(
+                http()
+                    .post(proxy.url("/wordle/call"))
+                    .header("X-Session-ID", &sid)
+                    .json(&json!({"name": "guess", "input": {"word": "zzzzz"}})),
+            )
+            .await;
             let episode = reply
                 .lines()
                 .filter_map(|line| line.strip_prefix("data:"))

@@ -191,6 +191,22 @@ pub async fn raw_stateless_call(
     arguments: Value,
     extra_meta: Value,
 ) -> Value {
+    let response = stateless_request(url, tool, arguments, extra_meta)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    response.json().await.unwrap()
+}
+
+/// The request [`raw_stateless_call`] sends, to add to before sending.
+pub fn stateless_request(
+    url: &str,
+    tool: &str,
+    arguments: Value,
+    extra_meta: Value,
+) -> reqwest::RequestBuilder {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}
@@ -198,7 +214,7 @@ pub async fn raw_stateless_call(
     meta.as_object_mut()
         .unwrap()
         .extend(extra_meta.as_object().cloned().unwrap_or_default());
-    let response = http()
+    http()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
@@ -208,12 +224,6 @@ pub async fn raw_stateless_call(
             "jsonrpc": "2.0", "id": 42, "method": "tools/call",
             "params": {"name": tool, "arguments": arguments, "_meta": meta}
         }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["content-type"], "application/json");
-    response.json().await.unwrap()
 }
 
 /// Runs `mcpgym <args…>` expecting it to refuse to start; returns what it said on stderr.
