@@ -44,7 +44,7 @@ use crate::binding::EpisodeRoute;
 use crate::doors::ors::LISTED_TASKS;
 use crate::env::StartError;
 use crate::hub::{CreateEpisode, Hub, HubError, is_episode_id};
-use crate::legacy::LegacyDoor;
+use crate::legacy::{LegacyDoor, SESSION_ID};
 use crate::malformed::json_rpc_errors;
 use crate::mcp::McpHandler;
 use crate::replica::{EPISODE_HEADER, ReplicaName};
@@ -222,8 +222,6 @@ async fn direct_paths(
     }
     response
 }
-
-const SESSION_ID: &str = "mcp-session-id";
 
 /// `Mcp-Session-Id: NAME-<uuid>` of this replica as the bare UUID; another replica's is left
 /// as it is (and is no session here).

@@ -56,7 +56,7 @@ use crate::mcp::{McpHandler, Scope, ToolCall, call_tool, list_tools};
 use crate::sessions::{Endpoint, LegacySession};
 
 // Parsed once: looking a header up by a `&str` name parses the name on every request.
-const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
