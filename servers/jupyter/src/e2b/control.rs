@@ -90,11 +90,6 @@ impl E2bClient {
         })
     }
 
-    /// The first host's configuration.
-    pub fn config(&self) -> &E2bConfig {
-        &self.hosts[0].config
-    }
-
     /// Creates a sandbox that lives `lifetime` unless refreshed ([`Sandbox::set_timeout`]),
     /// on the host with the most free places; a host that does not answer or is full passes
     /// the create on to the next.
