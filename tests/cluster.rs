@@ -17,7 +17,10 @@ use tokio_tungstenite::tungstenite::Message;
 use crate::common::*;
 
 const REPLICAS: usize = 3;
-const EPISODES: usize = 300;
+/// Episodes created and played: 60 in the fast tier, 300 in the full tier.
+fn episode_count() -> usize {
+    by_tier(60, 300)
+}
 /// Tool calls per episode: guesses the game refuses (each a turn), so no episode ends.
 const CALLS_PER_EPISODE: usize = 10;
 /// Episodes played at once.
@@ -403,14 +406,15 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
         .collect();
     let proxy = Proxy::start(&addrs);
 
-    // 300 episodes created through the proxy, spread over all three.
-    let episodes = create_all(&proxy, EPISODES).await;
+    // Episodes created through the proxy, spread over all three.
+    let total = episode_count();
+    let episodes = create_all(&proxy, total).await;
     let counts = by_owner(episodes.iter().map(String::as_str));
     assert_eq!(counts.len(), REPLICAS, "{counts:?}");
     for (name, count) in &counts {
         assert!(
-            (EPISODES / 5..=EPISODES / 2).contains(count),
-            "{name} holds {count} of {EPISODES}: {counts:?}"
+            (total / 5..=total / 2).contains(count),
+            "{name} holds {count} of {total}: {counts:?}"
         );
     }
     // Each replica says which it is.
@@ -453,7 +457,7 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
         errors.is_empty(),
         "{} of {} calls went wrong, e.g. {:?}",
         errors.len(),
-        EPISODES * CALLS_PER_EPISODE,
+        total * CALLS_PER_EPISODE,
         &errors[..errors.len().min(5)]
     );
 

@@ -42,7 +42,24 @@ pub(crate) async fn check_task(
     task: Arc<DesktopTask>,
 ) -> Result<(), String> {
     check_untouched(&server, &task).await?;
-    check_demo(&server, &task).await
+    check_demo_twice(&server, &task).await.map(|_| ())
+}
+
+/// [`check_demo`], with a second try on a fresh desktop when the first fails: a demo is a
+/// script of keys, and on a loaded machine an application can miss one. A grader or demo
+/// that is wrong fails the same way twice; a missed key, almost never. `Some(first failure)`
+/// when the second try was needed.
+pub(crate) async fn check_demo_twice(
+    server: &HttpServer,
+    task: &DesktopTask,
+) -> Result<Option<String>, String> {
+    match check_demo(server, task).await {
+        Ok(()) => Ok(None),
+        Err(first) => match check_demo(server, task).await {
+            Ok(()) => Ok(Some(first)),
+            Err(second) => Err(format!("{first}\nand again: {second}")),
+        },
+    }
 }
 
 /// An untouched desktop of the task must fail its grader.
@@ -92,6 +109,26 @@ pub(crate) async fn check_demo(server: &HttpServer, task: &DesktopTask) -> Resul
     Ok(())
 }
 
+/// The fixed tasks a tier plays: all in the full tier; in the fast tier the first task of each
+/// application, so every application the catalog uses is played.
+fn tier_tasks() -> Vec<Arc<DesktopTask>> {
+    let mut apps = std::collections::HashSet::new();
+    catalog()
+        .iter()
+        .filter(|task| full_tier() || apps.insert(task.app()))
+        .cloned()
+        .map(Arc::new)
+        .collect()
+}
+
+#[test]
+fn the_fast_tier_plays_a_fixed_task_of_every_application() {
+    let played: std::collections::HashSet<_> = tier_tasks().iter().map(|t| t.app()).collect();
+    let used: std::collections::HashSet<_> = catalog().iter().map(|t| t.app()).collect();
+    assert_eq!(played, used);
+    assert!(catalog().len() >= 20);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_task_fails_untouched_and_passes_after_its_demo() {
     let server = Arc::new(HttpServer::start(&[
@@ -100,19 +137,24 @@ async fn every_task_fails_untouched_and_passes_after_its_demo() {
         "1000",
         "--no-action-screenshots",
     ]));
-    let tasks: Vec<Arc<DesktopTask>> = catalog().iter().cloned().map(Arc::new).collect();
-    assert!(tasks.len() >= 20);
-    // A few desktops at a time: enough to overlap start-up, few enough for two cores.
+    // Two desktops per core: starting applications is what loads the machine, and each task
+    // runs its two desktops one after the other.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let places = Arc::new(tokio::sync::Semaphore::new(2 * cores));
+    let runs: Vec<_> = tier_tasks()
+        .into_iter()
+        .map(|task| {
+            let (server, places) = (server.clone(), places.clone());
+            tokio::spawn(async move {
+                let _place = places.acquire_owned().await.unwrap();
+                check_task(server, task).await
+            })
+        })
+        .collect();
     let mut failures = Vec::new();
-    for chunk in tasks.chunks(3) {
-        let runs: Vec<_> = chunk
-            .iter()
-            .map(|task| tokio::spawn(check_task(server.clone(), task.clone())))
-            .collect();
-        for run in runs {
-            if let Err(message) = run.await.unwrap() {
-                failures.push(message);
-            }
+    for run in runs {
+        if let Err(message) = run.await.unwrap() {
+            failures.push(message);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -20,6 +20,7 @@ mod ors;
 mod sandbox_e2b_sdk;
 mod sandbox_e2b_suites;
 mod sandbox_http;
+mod tiers;
 mod viewer;
 mod wordle_http;
 mod wordle_stdio;

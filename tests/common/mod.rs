@@ -31,6 +31,19 @@ pub fn data(name: &str) -> String {
     format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Whether the suite runs at full depth: `./.ci/test --full` sets `MCPGYM_TEST_TIER=full`.
+/// The fast tier (the default) plays every family, task application, environment and door,
+/// on fewer seeds; tests that only the full tier runs are `#[ignore]`d with the reason "full
+/// tier" (`cargo nextest run --run-ignored all` runs them too).
+pub fn full_tier() -> bool {
+    std::env::var("MCPGYM_TEST_TIER").is_ok_and(|tier| tier == "full")
+}
+
+/// `fast` in the fast tier, `full` in the full one.
+pub fn by_tier<T>(fast: T, full: T) -> T {
+    if full_tier() { full } else { fast }
+}
+
 /// An MCP client session.
 pub type Client = RunningService<RoleClient, ()>;
 

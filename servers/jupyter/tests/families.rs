@@ -1,9 +1,12 @@
 //! Every generated task family, end to end with the sandbox's own Python (the data-science
-//! runtime `.ci/setup` builds in `target/runtime`):
+//! runtime `.ci/setup` builds in `target/runtime`), one test per family (named as the family
+//! with `_` for `-`, so a failure names it and `cargo nextest run -E 'test(=group_revenue)'`
+//! runs one alone):
 //!
-//! - its reference solver (`families/<name>/solver.py`) solves 200 instances of each split
-//!   it serves, and the solver's answer grades correct (for hidden checks: the check passes
-//!   on the solved folder);
+//! - its reference solver (`families/<name>/solver.py`) solves instances of each split it
+//!   serves (one per split in the fast tier, 200 in the full tier, `./.ci/test --full`), and
+//!   the solver's answer grades correct (for hidden checks: the check passes on the solved
+//!   folder);
 //! - the untouched instance fails (an empty answer, or the check on a folder only set up);
 //! - the setup writes the same bytes twice;
 //! - 1,000 seeds give at least 990 distinct instances, the same instance number gives the
@@ -23,20 +26,16 @@ use mcpgym_jupyter::grading::{Grading, grade};
 use mcpgym_jupyter::tasks::{Grader, Task};
 use serde_json::{Value, json};
 
-/// Instances per split the solver must solve.
-const SOLVED: u64 = 200;
+/// Instances per split the solver must solve: one in the fast tier, 200 in the full tier.
+fn solved_per_split() -> u64 {
+    if std::env::var("MCPGYM_TEST_TIER").is_ok_and(|tier| tier == "full") {
+        200
+    } else {
+        1
+    }
+}
 /// Instances per split whose distinctness is counted.
 const DISTINCT: u64 = 1000;
-
-/// The families to test: all, or those named in `MCPGYM_FAMILIES` (`a,b`), for working on one.
-fn selected() -> Vec<&'static Family> {
-    let wanted = std::env::var("MCPGYM_FAMILIES").unwrap_or_default();
-    let wanted: Vec<&str> = wanted.split(',').filter(|w| !w.is_empty()).collect();
-    FAMILIES
-        .iter()
-        .filter(|f| wanted.is_empty() || wanted.contains(&f.name))
-        .collect()
-}
 
 /// The sandbox's Python: the runtime the setup script builds.
 fn python() -> PathBuf {
@@ -165,7 +164,7 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
     let mut failures = Vec::new();
     let mut tasks: Vec<Task> = Vec::new();
     for split in splits(family) {
-        for n in instances(family, split, SOLVED) {
+        for n in instances(family, split, solved_per_split()) {
             let task = family.task(n).expect("an instance of the split's range");
             assert_eq!(task.split(), split, "{}", task.id());
             tasks.push(task);
@@ -264,35 +263,24 @@ fn there_are_thirty_families_and_some_held_out() {
     assert!(held_out >= 4, "{held_out} held-out families");
 }
 
-#[test]
-fn every_family_is_solved_by_its_reference_and_fails_untouched() {
-    let scratch =
-        std::env::temp_dir().join(format!("mcpgym-jupyter-families-{}", std::process::id()));
+/// Checks the family named `name`: its instances, then its solver, in a scratch folder of
+/// its own.
+fn solve_family(name: &str) {
+    let family = FAMILIES
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no family {name}"));
+    let scratch = std::env::temp_dir().join(format!(
+        "mcpgym-jupyter-family-{name}-{}",
+        std::process::id()
+    ));
+    check_instances(family);
     let _ = std::fs::remove_dir_all(&scratch);
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
-    let families = selected();
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = families
-            .chunks(families.len().div_ceil(workers).max(1))
-            .map(|chunk| {
-                let scratch = &scratch;
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .flat_map(|family| verify(family, &scratch.join(family.name)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
+    let failures = verify(family, &scratch);
     let _ = std::fs::remove_dir_all(&scratch);
     assert!(
         failures.is_empty(),
-        "{} failures:\n{}",
+        "{name}: {} failures:\n{}",
         failures.len(),
         failures
             .iter()
@@ -303,44 +291,78 @@ fn every_family_is_solved_by_its_reference_and_fails_untouched() {
     );
 }
 
+/// One test per family, named as the family with `_` for `-`; [`every_family_has_a_test`]
+/// keeps the list complete.
+macro_rules! family_tests {
+    ($($family:ident)*) => {
+        /// The families tested here, by test name.
+        const TESTED: &[&str] = &[$(stringify!($family)),*];
+        $(
+            #[test]
+            fn $family() {
+                solve_family(&stringify!($family).replace('_', "-"));
+            }
+        )*
+    };
+}
+
+family_tests! {
+    log_errors duplicate_files caesar_cipher organise_files tree_size archive_contents
+    access_log_latency extract_contacts csv_to_json word_frequency parquet_filter group_revenue
+    json_records strongest_correlation top_customer missing_values linear_regression
+    pivot_excel outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue
+    fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
+    fix_script
+}
+
 #[test]
-fn instances_are_distinct_stable_and_keep_their_answer_secret() {
-    for family in selected() {
-        for split in splits(family) {
-            let mut seen = HashSet::new();
-            for n in instances(family, split, DISTINCT) {
-                let instance = family.instance(n).unwrap();
-                let again = family.instance(n).unwrap();
-                assert_eq!(instance.prompt, again.prompt, "{}/{n}", family.name);
-                assert_eq!(instance.files, again.files, "{}/{n}", family.name);
-                assert_eq!(instance.setup, again.setup, "{}/{n}", family.name);
-                if let Some(secret) = &instance.secret {
+fn every_family_has_a_test() {
+    let mut families: Vec<String> = FAMILIES.iter().map(|f| f.name.replace('-', "_")).collect();
+    let mut tested: Vec<String> = TESTED.iter().map(|t| t.to_string()).collect();
+    families.sort_unstable();
+    tested.sort_unstable();
+    assert_eq!(
+        tested, families,
+        "each family needs its line in family_tests! (servers/jupyter/tests/families.rs)"
+    );
+}
+
+/// The family's first 1,000 instances of each split: distinct, stable, and holding no answer.
+fn check_instances(family: &Family) {
+    for split in splits(family) {
+        let mut seen = HashSet::new();
+        for n in instances(family, split, DISTINCT) {
+            let instance = family.instance(n).unwrap();
+            let again = family.instance(n).unwrap();
+            assert_eq!(instance.prompt, again.prompt, "{}/{n}", family.name);
+            assert_eq!(instance.files, again.files, "{}/{n}", family.name);
+            assert_eq!(instance.setup, again.setup, "{}/{n}", family.name);
+            if let Some(secret) = &instance.secret {
+                assert!(
+                    !instance.prompt.contains(secret.as_str()),
+                    "{}/{n}: the prompt holds the answer {secret:?}",
+                    family.name
+                );
+                for (path, bytes) in &instance.files {
+                    let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
                     assert!(
-                        !instance.prompt.contains(secret.as_str()),
-                        "{}/{n}: the prompt holds the answer {secret:?}",
+                        !found,
+                        "{}/{n}: {path} holds the answer {secret:?}",
                         family.name
                     );
-                    for (path, bytes) in &instance.files {
-                        let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
-                        assert!(
-                            !found,
-                            "{}/{n}: {path} holds the answer {secret:?}",
-                            family.name
-                        );
-                    }
                 }
-                if let Grader::Numeric { value, .. } = instance.grader {
-                    assert!(value.is_finite(), "{}/{n}", family.name);
-                }
-                seen.insert((instance.prompt, instance.files, instance.setup));
             }
-            assert!(
-                seen.len() as u64 >= DISTINCT * 99 / 100,
-                "{} ({split}): {} distinct instances of {DISTINCT}",
-                family.name,
-                seen.len()
-            );
+            if let Grader::Numeric { value, .. } = instance.grader {
+                assert!(value.is_finite(), "{}/{n}", family.name);
+            }
+            seen.insert((instance.prompt, instance.files, instance.setup));
         }
+        assert!(
+            seen.len() as u64 >= DISTINCT * 99 / 100,
+            "{} ({split}): {} distinct instances of {DISTINCT}",
+            family.name,
+            seen.len()
+        );
     }
 }
 

@@ -11,9 +11,11 @@
 //! uses both ranges for test.
 //!
 //! To add a family: a module in `web/`, `office/` or `classic/` with
-//! `pub(super) const FAMILY: Family`, listed in that folder's `FAMILIES`. The family tests
-//! (`tests/desktop_families.rs`) pick it up: its demo must pass on 20 seeds through the real
-//! binary and the untouched desktop must fail; `MCPGYM_FAMILIES=a,b` runs only those.
+//! `pub(super) const FAMILY: Family`, listed in that folder's `FAMILIES`, and its line in
+//! `family_tests!` (`tests/desktop_families.rs`; a test fails until it is there): its demo must
+//! pass through the real binary (2 seeds in the fast tier, 20 in the full one) and the
+//! untouched desktop must fail. `cargo nextest run -E 'test(=desktop_families::NAME)'` runs
+//! one family alone.
 
 mod classic;
 mod office;

@@ -12,8 +12,9 @@
 //! instances (it is never embedded in the binary).
 //!
 //! To add a family: a module in `data/`, `text/` or `numeric/` with
-//! `pub(super) const FAMILY: Family`, listed in that folder's `FAMILIES`, and its solver; the
-//! family tests pick it up (`MCPGYM_FAMILIES=a,b` runs only those).
+//! `pub(super) const FAMILY: Family`, listed in that folder's `FAMILIES`, its solver, and
+//! its line in `family_tests!` (`servers/jupyter/tests/families.rs`; a test fails until it is
+//! there). `cargo nextest run -E 'test(=group_revenue)'` runs one family's test alone.
 
 mod checks;
 mod classic;
