@@ -17,7 +17,7 @@ use std::io::Write;
 use anyhow::Context;
 use base64::Engine;
 use clap::Parser;
-use mcpgym_desktop::tasks::{DemoStep, task};
+use mcpgym_desktop::tasks::{DemoCall, task};
 use mcpgym_shared::client::{ControlClient, NewEpisode};
 use rmcp::model::{CallToolRequestParams, ContentBlock, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -43,10 +43,11 @@ fn policy(task_id: &str) -> anyhow::Result<Vec<(&'static str, Value)>> {
     let task = task(task_id).with_context(|| format!("unknown desktop task {task_id:?}"))?;
     let mut calls = vec![("screenshot", json!({}))];
     for step in task.demo() {
-        calls.push(match step {
-            DemoStep::Type(text) => ("type", json!({ "text": text })),
-            DemoStep::Key(keys) => ("key", json!({ "text": keys })),
-            DemoStep::Wait(ms) => ("wait", json!({ "duration": f64::from(*ms) / 1000.0 })),
+        calls.push(match step.call() {
+            DemoCall::Tool(tool, arguments) => (tool, arguments),
+            // Observing the condition takes run_command, which a server lists only with
+            // --allow-shell (the tests play demos so); here a pause stands in for it.
+            DemoCall::Until(..) => ("wait", json!({ "duration": 2.0 })),
         });
     }
     calls.push(("terminate", json!({"status": "success"})));

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use crate::desktop_tasks::{check_demo_twice, check_untouched};
+use crate::desktop_tasks::{DEMO_SERVER, check_demo_twice, check_untouched};
 use mcpgym_desktop::families::{FAMILIES, Family, TEST};
 use mcpgym_desktop::tasks::DesktopTask;
 use tokio::sync::Semaphore;
@@ -53,12 +53,7 @@ async fn play_family(name: &str) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(by_tier(2, 20));
     let untouched_count = by_tier(1, 3);
-    let server = Arc::new(HttpServer::start(&[
-        "desktop",
-        "--max-turns",
-        "1000",
-        "--no-action-screenshots",
-    ]));
+    let server = Arc::new(HttpServer::start(DEMO_SERVER));
     let places = Arc::new(Semaphore::new(desktops_at_once()));
     let tasks = instances(family, seeds);
     let mut runs = Vec::new();

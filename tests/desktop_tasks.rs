@@ -5,16 +5,54 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use mcpgym_desktop::tasks::{DemoStep, DesktopTask, catalog};
+use mcpgym_desktop::tasks::{DEMO_WAIT_LIMIT, DemoCall, DemoStep, DesktopTask, catalog};
 use serde_json::{Value, json};
 
-/// The tool call a demo step becomes.
-pub(crate) fn demo_call(step: &DemoStep) -> (&'static str, Value) {
-    match step {
-        DemoStep::Type(text) => ("type", json!({ "text": text })),
-        DemoStep::Key(keys) => ("key", json!({ "text": keys })),
-        DemoStep::Wait(ms) => ("wait", json!({ "duration": f64::from(*ms) / 1000.0 })),
+/// How the tests that play demos start the server: `run_command` listed, so that a demo
+/// step waiting for a window or a file can look for it.
+pub(crate) const DEMO_SERVER: &[&str] = &[
+    "desktop",
+    "--max-turns",
+    "1000",
+    "--no-action-screenshots",
+    "--allow-shell",
+];
+
+/// Plays `task`'s demo on `client` (an episode served with `--allow-shell`, so that a demo
+/// waiting for a window or a file can look for it with `run_command`).
+pub(crate) async fn play_demo(client: &Client, task: &DesktopTask) -> Result<(), String> {
+    for demo_step in task.demo() {
+        match demo_step.call() {
+            DemoCall::Tool(tool, arguments) => {
+                let result = act(client, tool, arguments).await;
+                if is_error(&result) {
+                    return Err(format!("{}: {tool} failed: {}", task.id, text(&result)));
+                }
+            }
+            DemoCall::Until(command, condition) => {
+                let started = std::time::Instant::now();
+                loop {
+                    let result = act(client, "run_command", json!({ "command": command })).await;
+                    let exit = result
+                        .structured_content
+                        .as_ref()
+                        .map(|s| s["exit_code"].clone());
+                    if exit == Some(json!(0)) {
+                        break;
+                    }
+                    if started.elapsed() > DEMO_WAIT_LIMIT {
+                        return Err(format!(
+                            "{}: waited {DEMO_WAIT_LIMIT:?} for {condition}, which never came ({})",
+                            task.id,
+                            text(&result)
+                        ));
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        }
     }
+    Ok(())
 }
 
 pub(crate) async fn episode(server: &HttpServer, task: &str) -> Client {
@@ -81,12 +119,9 @@ pub(crate) async fn check_untouched(server: &HttpServer, task: &DesktopTask) -> 
 /// The task's demo, played through the MCP tools, must pass its grader.
 pub(crate) async fn check_demo(server: &HttpServer, task: &DesktopTask) -> Result<(), String> {
     let (id, solved) = episode_with_id(server, &task.id).await?;
-    for demo_step in task.demo() {
-        let (tool, arguments) = demo_call(demo_step);
-        let result = act(&solved, tool, arguments).await;
-        if is_error(&result) {
-            return Err(format!("{}: {tool} failed: {}", task.id, text(&result)));
-        }
+    if let Err(failed) = play_demo(&solved, task).await {
+        let _ = solved.cancel().await;
+        return Err(failed);
     }
     let done = act(&solved, "terminate", json!({"status": "success"})).await;
     let step = step(&done);
@@ -131,12 +166,7 @@ fn the_fast_tier_plays_a_fixed_task_of_every_application() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_task_fails_untouched_and_passes_after_its_demo() {
-    let server = Arc::new(HttpServer::start(&[
-        "desktop",
-        "--max-turns",
-        "1000",
-        "--no-action-screenshots",
-    ]));
+    let server = Arc::new(HttpServer::start(DEMO_SERVER));
     // Two desktops per core: starting applications is what loads the machine, and each task
     // runs its two desktops one after the other.
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -163,16 +193,22 @@ async fn every_task_fails_untouched_and_passes_after_its_demo() {
 #[tokio::test]
 async fn the_turn_limit_ends_the_episode_and_grades_the_desktop() {
     // The limit falls on the demo's last step: the desktop is graded then, and passes.
+    // A demo of single tool calls (none that waits for a condition, which takes a varying
+    // number of calls), so that its length is its turn count.
     let task = catalog()
         .iter()
-        .find(|t| t.demo().len() >= 2)
+        .find(|t| {
+            t.demo().len() >= 2 && t.demo().iter().all(|s| !matches!(s, DemoStep::WaitFor(_)))
+        })
         .expect("a task with a demo");
     let limit = task.demo().len().to_string();
     let server = HttpServer::start(&["desktop", "--max-turns", &limit, "--no-action-screenshots"]);
     let client = episode(&server, &task.id).await;
     let mut last = None;
     for demo_step in task.demo() {
-        let (tool, arguments) = demo_call(demo_step);
+        let DemoCall::Tool(tool, arguments) = demo_step.call() else {
+            unreachable!("no condition waits in this demo");
+        };
         last = Some(act(&client, tool, arguments).await);
     }
     let last = last.unwrap();
@@ -200,14 +236,9 @@ fn example_tasks() -> String {
 async fn a_task_file_of_ones_own_is_listed_set_up_and_graded() {
     let path = example_tasks();
     let tasks = mcpgym_desktop::task_file::load_task_file(std::path::Path::new(&path)).unwrap();
-    let server = Arc::new(HttpServer::start(&[
-        "desktop",
-        "--tasks",
-        &path,
-        "--max-turns",
-        "1000",
-        "--no-action-screenshots",
-    ]));
+    let server = Arc::new(HttpServer::start(
+        &[DEMO_SERVER, &["--tasks", path.as_str()]].concat(),
+    ));
     let listed = server.get_json("/tasks?split=train").await;
     assert_eq!(listed["tasks"], json!(["archive-logs", "greeting-note"]));
     assert_eq!(listed["families"], json!([]));

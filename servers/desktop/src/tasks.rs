@@ -109,7 +109,8 @@ pub enum App {
 
 /// One step of a scripted, keyboard-only solution. There are no coordinates, so a demo does
 /// not depend on where the window manager places windows. In a task file:
-/// `{"type": "ls"}`, `{"key": "Return"}`, `{"wait_ms": 700}`.
+/// `{"type": "ls"}`, `{"key": "Return"}`, `{"wait_ms": 700}`,
+/// `{"wait_for": {"focused": "Save As"}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DemoStep {
@@ -119,9 +120,97 @@ pub enum DemoStep {
     Type(String),
     /// Presses one key chord, in xdotool syntax: `ctrl+s`, `Return`, `alt+F4`, `KP_Multiply`.
     Key(String),
-    /// Waits this many milliseconds (for a dialog to open, a file to save).
+    /// Waits this many milliseconds: a pause between keys for an application that drops
+    /// keys typed too fast. What a step waits for (a window, a file) is a [`DemoStep::WaitFor`].
     #[serde(rename = "wait_ms")]
     Wait(u32),
+    /// Waits until the condition holds, for at most [`DEMO_WAIT_LIMIT`]: the window, dialog
+    /// or file the next step needs.
+    WaitFor(DemoCondition),
+}
+
+/// The longest a [`DemoStep::WaitFor`] waits before the demo fails, naming what never came.
+pub const DEMO_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// What a [`DemoStep::WaitFor`] waits for. In a task file: `{"focused": "Save As"}`,
+/// `{"file": "report.pdf"}`, `{"file_contains": ["notes.txt", "done"]}`, `{"gone": "Save As"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DemoCondition {
+    /// The focused window's title contains this text (a dialog opened, a document loaded).
+    Focused(String),
+    /// No window's title contains this text (a dialog closed).
+    Gone(String),
+    /// A file at this path (relative to the home folder) exists and is not empty.
+    File(String),
+    /// A file at this path (relative to the home folder) contains this text.
+    FileContains(String, String),
+}
+
+impl DemoCondition {
+    /// A `/bin/sh` command line that exits 0 exactly when the condition holds, run in the
+    /// home folder on the desktop's display (as the `run_command` tool runs commands).
+    pub fn shell_test(&self) -> String {
+        match self {
+            DemoCondition::Focused(title) => format!(
+                "xdotool getactivewindow getwindowname 2>/dev/null | grep -qF -- {}",
+                shell_quote(title)
+            ),
+            DemoCondition::Gone(title) => format!(
+                "! xdotool search --onlyvisible --name -- {} >/dev/null 2>&1",
+                shell_quote(&regex::escape(title))
+            ),
+            DemoCondition::File(path) => format!("test -s {}", shell_quote(path)),
+            DemoCondition::FileContains(path, text) => format!(
+                "grep -qF -- {} {} 2>/dev/null",
+                shell_quote(text),
+                shell_quote(path)
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for DemoCondition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DemoCondition::Focused(title) => write!(f, "a focused window titled \"…{title}…\""),
+            DemoCondition::Gone(title) => write!(f, "no window titled \"…{title}…\""),
+            DemoCondition::File(path) => write!(f, "the file {path}"),
+            DemoCondition::FileContains(path, text) => write!(f, "{text:?} in {path}"),
+        }
+    }
+}
+
+/// `text` as one `/bin/sh` word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// How a client plays a [`DemoStep`] through the desktop's tools.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DemoCall {
+    /// Call this tool once with these arguments.
+    Tool(&'static str, serde_json::Value),
+    /// Call `run_command` (served with `--allow-shell`) with this command until it exits 0,
+    /// for at most [`DEMO_WAIT_LIMIT`]; past that the demo failed waiting for the condition.
+    Until(String, DemoCondition),
+}
+
+impl DemoStep {
+    /// The tool call (or calls) that play this step.
+    pub fn call(&self) -> DemoCall {
+        use serde_json::json;
+        match self {
+            DemoStep::Type(text) => DemoCall::Tool("type", json!({ "text": text })),
+            DemoStep::Key(keys) => DemoCall::Tool("key", json!({ "text": keys })),
+            DemoStep::Wait(ms) => {
+                DemoCall::Tool("wait", json!({ "duration": f64::from(*ms) / 1000.0 }))
+            }
+            DemoStep::WaitFor(condition) => {
+                DemoCall::Until(condition.shell_test(), condition.clone())
+            }
+        }
+    }
 }
 
 /// A file the desktop starts with. In a task file: `{"path": "notes.txt", "text": "…"}` or
@@ -610,6 +699,53 @@ mod tests {
     }
 
     #[test]
+    fn demo_conditions_are_shell_tests_that_quote_their_text() {
+        let home = std::env::temp_dir().join(format!("mcpgym-demo-cond-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("a b.txt"), "it's done\n").unwrap();
+        std::fs::write(home.join("empty.txt"), "").unwrap();
+        let holds = |condition: DemoCondition| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(condition.shell_test())
+                .current_dir(&home)
+                .status()
+                .unwrap()
+                .success()
+        };
+        let file = |path: &str| DemoCondition::File(path.into());
+        let contains =
+            |path: &str, text: &str| DemoCondition::FileContains(path.into(), text.into());
+        assert!(holds(file("a b.txt")));
+        assert!(!holds(file("empty.txt")));
+        assert!(!holds(file("missing.txt")));
+        assert!(holds(contains("a b.txt", "it's done")));
+        assert!(!holds(contains("a b.txt", "it's not")));
+        assert!(!holds(contains("missing.txt", "x")));
+        // Text is never shell syntax.
+        assert!(!holds(contains("a b.txt", "'; touch pwned; '")));
+        assert!(!holds(file("$(touch pwned)")));
+        assert!(!home.join("pwned").exists());
+        let _ = std::fs::remove_dir_all(&home);
+        // Task files spell them as objects.
+        let steps: Vec<DemoStep> = serde_json::from_str(
+            r#"[{"wait_for": {"focused": "Save As"}}, {"wait_for": {"file_contains": ["a.txt", "x"]}}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            steps[0],
+            DemoStep::WaitFor(DemoCondition::Focused("Save As".into()))
+        );
+        assert_eq!(
+            steps[1].call(),
+            DemoCall::Until(
+                "grep -qF -- 'x' 'a.txt' 2>/dev/null".into(),
+                DemoCondition::FileContains("a.txt".into(), "x".into())
+            )
+        );
+    }
+
+    #[test]
     fn every_task_has_checks_a_demo_and_a_clear_instruction() {
         let known = ["xterm", "mousepad", "gnumeric", "galculator", "pcmanfm"];
         for t in catalog() {
@@ -627,7 +763,7 @@ mod tests {
                 .map(|s| match s {
                     DemoStep::Wait(ms) => *ms,
                     DemoStep::Type(text) => 12 * text.chars().count() as u32,
-                    DemoStep::Key(_) => 12,
+                    DemoStep::Key(_) | DemoStep::WaitFor(_) => 12,
                 })
                 .sum();
             assert!(waited < 6000, "{}: demo takes {waited} ms", t.id);
@@ -640,6 +776,7 @@ mod tests {
                         assert!(!key.is_empty() && !key.contains(' '), "{}: {key:?}", t.id)
                     }
                     DemoStep::Wait(ms) => assert!(*ms <= 3000, "{}", t.id),
+                    DemoStep::WaitFor(_) => {}
                 }
             }
         }

@@ -30,7 +30,7 @@ pub use mcpgym_env::generate::{FamilySplit, TEST, TRAIN};
 pub use mcpgym_env::generate::{Gen, words};
 
 use crate::grading::Check;
-use crate::tasks::{App, DemoStep, DesktopTask, HomeFile, Page};
+use crate::tasks::{App, DemoCondition, DemoStep, DesktopTask, HomeFile, Page};
 
 /// A family of generated desktop tasks.
 #[derive(Debug, Clone, Copy)]
@@ -156,6 +156,13 @@ impl Instance {
     /// Waits `ms` milliseconds in the demo.
     pub fn wait(mut self, ms: u32) -> Self {
         self.demo.push(DemoStep::Wait(ms));
+        self
+    }
+
+    /// Waits in the demo until `condition` holds: the window, dialog or file the next step
+    /// needs (see [`DemoCondition`]).
+    pub fn wait_for(mut self, condition: DemoCondition) -> Self {
+        self.demo.push(DemoStep::WaitFor(condition));
         self
     }
 

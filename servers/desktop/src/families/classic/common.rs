@@ -2,6 +2,7 @@
 //! demo steps several applications share.
 
 use super::super::{Gen, Instance, words};
+use crate::tasks::DemoCondition;
 
 /// Distinct words from the word list, in random order.
 pub(super) fn distinct_words(g: &mut Gen, k: usize) -> Vec<&'static str> {
@@ -62,17 +63,22 @@ pub(super) fn terminal_command(instance: Instance, command: &str) -> Instance {
         .wait(800)
 }
 
-/// Saves under `name` from a Save As dialog that is opening: the name field holds a
-/// selected default (mousepad, gnumeric), replaced whole; the Return waits out the field's
-/// completion, and the final wait lets the file reach the disk.
-pub(super) fn save_as_dialog(instance: Instance, name: &str) -> Instance {
+/// Gnumeric's Save As dialog's title.
+pub(super) const GNUMERIC_SAVE_AS: &str = "Save the current workbook as";
+
+/// Saves under `name` (under home) from the Save As dialog titled `dialog` that is opening:
+/// the name field holds a selected default (mousepad, gnumeric), replaced whole; the pause
+/// before Return waits out the field's completion. Waits until the dialog is gone and the
+/// file is there.
+pub(super) fn save_as_dialog(instance: Instance, name: &str, dialog: &str) -> Instance {
     instance
-        .wait(1000)
+        .wait_for(DemoCondition::Focused(dialog.into()))
         .key("ctrl+a")
         .type_text(name)
         .wait(400)
         .key("Return")
-        .wait(1100)
+        .wait_for(DemoCondition::Gone(dialog.into()))
+        .wait_for(DemoCondition::File(name.into()))
 }
 
 /// Selects the item named `name` in pcmanfm's folder view by typing it, and ends the search

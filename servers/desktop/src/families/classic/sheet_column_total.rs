@@ -2,7 +2,7 @@
 //! largest or smallest value of the column), saved in Gnumeric format.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::save_as_dialog;
+use super::common::{GNUMERIC_SAVE_AS, save_as_dialog};
 use crate::grading::Check;
 use crate::tasks::App;
 
@@ -90,5 +90,5 @@ fn generate(g: &mut Gen) -> Instance {
         .wait(200)
         // A workbook read from CSV: Ctrl+S asks for a name; `.gnumeric` saves at once.
         .key("ctrl+s");
-    save_as_dialog(instance, &book)
+    save_as_dialog(instance, &book, GNUMERIC_SAVE_AS)
 }

@@ -2,7 +2,7 @@
 //! a CSV's data, saved in Gnumeric format. Held out.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{distinct_words, save_as_dialog};
+use super::common::{GNUMERIC_SAVE_AS, distinct_words, save_as_dialog};
 use crate::grading::Check;
 use crate::tasks::App;
 
@@ -70,5 +70,5 @@ fn generate(g: &mut Gen) -> Instance {
         instance = instance.type_text(format!("=B{r}*C{r}")).key("Return");
     }
     let instance = instance.wait(200).key("ctrl+s");
-    save_as_dialog(instance, &book)
+    save_as_dialog(instance, &book, GNUMERIC_SAVE_AS)
 }

@@ -1,9 +1,9 @@
 //! `calc_chart`: a chart of a sheet's table, saved as an OpenDocument spreadsheet.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{Cell, TYPE_ODS, fods, save_as, unrelated_words};
+use super::common::{Cell, TYPE_ODS, fods, loaded, save_as, unrelated_words};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "calc_chart",
@@ -41,16 +41,16 @@ fn generate(g: &mut Gen) -> Instance {
             sheet: None,
             cell: format!("B{}", rows + 1),
             value: values[rows - 1].to_string(),
-        })
-        .wait(1800)
+        });
+    let instance = loaded(instance, &source)
         .key("ctrl+Home")
         // Insert > Chart charts the table around the cursor; Return is the wizard's Finish.
         .key("alt+i")
         .wait(400)
         .key("c")
-        .wait(2000)
+        .wait_for(DemoCondition::Focused("Chart Wizard".into()))
         .key("Return")
-        .wait(700)
+        .wait_for(DemoCondition::Gone("Chart Wizard".into()))
         // Out of the chart's edit mode; Save As works with the chart still selected.
         .key("Escape")
         .wait(300);

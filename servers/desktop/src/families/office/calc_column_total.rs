@@ -2,7 +2,7 @@
 //! largest or smallest value), saved as an Excel workbook.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{Cell, TYPE_XLSX, fods, go_to, save_as, unrelated_words};
+use super::common::{Cell, TYPE_XLSX, fods, go_to, loaded, save_as, unrelated_words};
 use crate::grading::Check;
 use crate::tasks::App;
 
@@ -66,9 +66,8 @@ fn generate(g: &mut Gen) -> Instance {
             sheet: None,
             cell: format!("B{target}"),
             contains: format!("{function}("),
-        })
-        .wait(2500);
-    let instance = go_to(instance, 0, target - 1)
+        });
+    let instance = go_to(loaded(instance, &source), 0, target - 1)
         .type_text(label)
         .key("Tab")
         // Calc starts its formula machinery at "=" and on the function's name, and drops

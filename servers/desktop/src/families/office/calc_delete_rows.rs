@@ -2,7 +2,7 @@
 //! kept in order, saved as an Excel workbook.
 
 use super::super::{Family, FamilySplit, Gen, Instance, words};
-use super::common::{Cell, TYPE_XLSX, fods, go_to, save_as};
+use super::common::{Cell, TYPE_XLSX, fods, go_to, loaded, save_as};
 use crate::grading::Check;
 use crate::tasks::App;
 
@@ -69,7 +69,7 @@ fn generate(g: &mut Gen) -> Instance {
             .check(cell(format!("C{}", i + 2), amounts[k].to_string()));
     }
     instance = instance.check(cell(format!("A{}", kept.len() + 2), String::new()));
-    instance = instance.wait(2500);
+    instance = loaded(instance, &source);
     // Bottom up, so the rows still to delete keep their numbers; Shift+Space selects the
     // row and Ctrl+minus deletes a whole selected row without asking.
     for i in (0..rows).rev().filter(|&i| row_cities[i] == target) {

@@ -1,9 +1,9 @@
 //! `calc_save_csv`: one value of a sheet changed, the sheet saved as CSV.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{Cell, TYPE_CSV, fods, go_to, save_as, unrelated_words};
+use super::common::{Cell, TYPE_CSV, fods, go_to, loaded, save_as, saved, unrelated_words};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "calc_save_csv",
@@ -53,12 +53,15 @@ fn generate(g: &mut Gen) -> Instance {
         .check(cell(format!("B{}", changed + 2), new_value.to_string()))
         .check(cell(format!("A{}", changed + 2), items[changed].into()))
         .check(cell(format!("B{}", other + 2), values[other].to_string()))
-        .check(cell("B1".into(), column.into()))
-        .wait(2500);
+        .check(cell("B1".into(), column.into()));
+    let instance = loaded(instance, &source);
     let instance = go_to(instance, 1, changed + 1)
         .type_text(new_value.to_string())
         .key("Return")
         .wait(300);
     // The CSV export asks for its options: Return keeps comma, quote and UTF-8.
-    save_as(instance, stem, TYPE_CSV).key("Return").wait(1500)
+    let instance = save_as(instance, stem, TYPE_CSV)
+        .wait_for(DemoCondition::Focused("Export Text File".into()))
+        .key("Return");
+    saved(instance, &csv)
 }

@@ -2,7 +2,7 @@
 //! saved as an Excel workbook.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{Cell, TYPE_XLSX, fods, go_to, save_as, unrelated_words};
+use super::common::{Cell, TYPE_XLSX, fods, go_to, loaded, save_as, unrelated_words};
 use crate::grading::Check;
 use crate::tasks::App;
 
@@ -66,7 +66,7 @@ fn generate(g: &mut Gen) -> Instance {
     }
     // Data > Sort Ascending / Sort Descending sorts the current region by the cursor's
     // column, keeping the header row.
-    let instance = go_to(instance.wait(2500), 1, 1)
+    let instance = go_to(loaded(instance, &source), 1, 1)
         .key("alt+d")
         .wait(500)
         .key(if descending { "n" } else { "a" })

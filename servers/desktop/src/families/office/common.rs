@@ -3,6 +3,7 @@
 //! dialog.
 
 use super::super::Instance;
+use crate::tasks::DemoCondition;
 
 /// A spreadsheet cell's content.
 pub(super) enum Cell {
@@ -101,31 +102,76 @@ pub(super) fn fodp(slides: &[(String, String)]) -> String {
     document("presentation", TITLE_CONTENT, &body)
 }
 
-/// Positions in Calc's Save As type list (LibreOffice 7.4, a spreadsheet document).
-pub(super) const TYPE_ODS: usize = 0;
-/// Excel 2007-365 (.xlsx).
-pub(super) const TYPE_XLSX: usize = 4;
-/// Text CSV (.csv).
-pub(super) const TYPE_CSV: usize = 12;
+/// A file type in Calc's Save As type list (LibreOffice 7.4, a spreadsheet document): its
+/// position from the top, and the extension it gives the name.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SaveType {
+    index: usize,
+    extension: &'static str,
+}
 
-/// Opens Save As (Ctrl+Shift+S), replaces the proposed name with `stem`, picks the file type
-/// at `type_index` of the list (the name gets its extension from it) and saves.
+/// OpenDocument Spreadsheet (.ods).
+pub(super) const TYPE_ODS: SaveType = SaveType {
+    index: 0,
+    extension: "ods",
+};
+/// Excel 2007-365 (.xlsx).
+pub(super) const TYPE_XLSX: SaveType = SaveType {
+    index: 4,
+    extension: "xlsx",
+};
+/// Text CSV (.csv): Calc asks for the export's options before it writes the file.
+pub(super) const TYPE_CSV: SaveType = SaveType {
+    index: 12,
+    extension: "csv",
+};
+
+/// The title of LibreOffice's Save As dialog.
+const SAVE_AS: &str = "Save as";
+
+/// Waits until LibreOffice has loaded `file` (its lock file is there) and its window has the
+/// focus: what the first key of a demo needs.
+pub(super) fn loaded(instance: Instance, file: &str) -> Instance {
+    instance
+        .wait_for(DemoCondition::File(format!(".~lock.{file}#")))
+        .wait_for(DemoCondition::Focused(format!("{file} - LibreOffice")))
+}
+
+/// Opens Save As (Ctrl+Shift+S), replaces the proposed name with `stem`, picks `file_type`
+/// in the type list (the name gets its extension from it) and saves; waits until the file is
+/// written (for CSV, until the dialog closes: the export's options come next).
 ///
 /// The name field holds the document's name unselected, hence Ctrl+A; the type list is
 /// reached with Tab and walked from its top, because typing in it matches entries whose
 /// names hold an en dash ("Excel 2007–365").
-pub(super) fn save_as(instance: Instance, stem: &str, type_index: usize) -> Instance {
+pub(super) fn save_as(instance: Instance, stem: &str, file_type: SaveType) -> Instance {
     let mut instance = instance
         .key("ctrl+shift+s")
-        .wait(1500)
+        .wait_for(DemoCondition::Focused(SAVE_AS.into()))
         .key("ctrl+a")
         .type_text(stem)
         .key("Tab")
         .key("Home");
-    for _ in 0..type_index {
+    for _ in 0..file_type.index {
         instance = instance.key("Down");
     }
-    instance.wait(300).key("Return").wait(1200)
+    let instance = instance
+        .wait(300)
+        .key("Return")
+        .wait_for(DemoCondition::Gone(SAVE_AS.into()));
+    if file_type.extension == TYPE_CSV.extension {
+        instance
+    } else {
+        saved(instance, &format!("{stem}.{}", file_type.extension))
+    }
+}
+
+/// Waits until LibreOffice has saved the document as `path` (under home): the window is
+/// named after it, which happens once the save is done, and the file is there.
+pub(super) fn saved(instance: Instance, path: &str) -> Instance {
+    instance
+        .wait_for(DemoCondition::Focused(format!("{path} - LibreOffice")))
+        .wait_for(DemoCondition::File(path.into()))
 }
 
 /// Moves the cell cursor to the zero-based `(col, row)` from A1.
