@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use base64::Engine;
+use mcpgym_desktop::tasks::{DEMO_WAIT_LIMIT, DemoCondition};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -39,6 +40,29 @@ async fn screenshot(client: &Client) -> image::RgbaImage {
     let result = act(client, "screenshot", json!({})).await;
     assert!(!is_error(&result), "{}", text(&result));
     images(&result).pop().expect("a screenshot")
+}
+
+/// Waits until `condition` holds on the episode's desktop (its server runs with
+/// --allow-shell), failing after [`DEMO_WAIT_LIMIT`].
+async fn wait_for(client: &Client, condition: &DemoCondition) {
+    let started = std::time::Instant::now();
+    loop {
+        let result = act(
+            client,
+            "run_command",
+            json!({ "command": condition.shell_test() }),
+        )
+        .await;
+        assert!(!is_error(&result), "{}", text(&result));
+        if result.structured_content.as_ref().unwrap()["exit_code"] == 0 {
+            return;
+        }
+        assert!(
+            started.elapsed() < DEMO_WAIT_LIMIT,
+            "waited {DEMO_WAIT_LIMIT:?} for {condition}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Runs a command inside the episode's desktop (servers here run with --allow-shell).
@@ -713,12 +737,20 @@ async fn the_browser_and_the_office_suite_run_jailed_with_only_the_tasks_pages()
     ];
     let lines: Vec<String> = tasks.iter().map(Value::to_string).collect();
     std::fs::write(&file, lines.join("\n")).unwrap();
-    let server = HttpServer::start(&["desktop", "--tasks", file.to_str().unwrap()]);
+    let server = HttpServer::start(&[
+        "desktop",
+        "--tasks",
+        file.to_str().unwrap(),
+        "--allow-shell",
+    ]);
     let host_net = std::fs::read_link("/proc/self/ns/net").unwrap();
-    for (task, program) in [("web", "chromium"), ("sheet", "soffice.bin")] {
+    for (task, program, title) in [
+        ("web", "chromium", "Local page"),
+        ("sheet", "soffice.bin", "LibreOffice Calc"),
+    ] {
         let (_, client) = episode(&server, task).await;
-        // Chromium asked the page server for the page through the jail's loopback relay.
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Once the window shows the page (or the sheet), every process that loaded it runs.
+        wait_for(&client, &DemoCondition::Focused(title.into())).await;
         let pids = descendants_named(server.pid(), program);
         assert!(!pids.is_empty(), "no {program} process under the server");
         for pid in pids {
@@ -768,10 +800,15 @@ async function probe(url) {
                     "fields": {"local": "reached", "outside": "blocked",
                                "named": "blocked", "loopback": "blocked"}}]});
     std::fs::write(&file, task.to_string()).unwrap();
-    let server = HttpServer::start(&["desktop", "--tasks", file.to_str().unwrap()]);
+    let server = HttpServer::start(&[
+        "desktop",
+        "--tasks",
+        file.to_str().unwrap(),
+        "--allow-shell",
+    ]);
     let (_, client) = episode(&server, "probe").await;
-    // Chromium starts, loads the page, probes and reports: a few seconds.
-    tokio::time::sleep(Duration::from_secs(10)).await;
+    // Chromium starts, loads the page, probes and reports: the report page's title shows.
+    wait_for(&client, &DemoCondition::Focused("Reported".into())).await;
     let done = act(&client, "terminate", json!({"status": "success"})).await;
     assert_eq!(step(&done)["reward"], 1.0, "{}", text(&done));
     let _ = std::fs::remove_dir_all(&folder);
