@@ -34,7 +34,8 @@
 //!   `slide_text`, `slide_count`, `window_title_contains`, `window_title_equals`,
 //!   `clipboard_equals`, `clipboard_number`, `page_request`, `bookmark`.
 //! - `demo`: optional keyboard-only reference solution (`{"type": …}`, `{"key": …}`,
-//!   `{"wait_ms": …}`), for checking a task by playing it.
+//!   `{"wait_for": {"focused": …}}` and the other [`crate::tasks::DemoCondition`]s,
+//!   `{"wait_ms": …}` for a pause between keys), for checking a task by playing it.
 //!
 //! The whole file is read and validated once, at start-up; every problem is reported with its
 //! line number, and one bad line fails the load (a half-loaded dataset would skew training).
