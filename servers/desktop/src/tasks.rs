@@ -133,12 +133,16 @@ pub enum DemoStep {
 pub const DEMO_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// What a [`DemoStep::WaitFor`] waits for. In a task file: `{"focused": "Save As"}`,
+/// `{"titled": "~/notes.txt - Mousepad"}`,
 /// `{"file": "report.pdf"}`, `{"file_contains": ["notes.txt", "done"]}`, `{"gone": "Save As"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DemoCondition {
     /// The focused window's title contains this text (a dialog opened, a document loaded).
     Focused(String),
+    /// The focused window's title is exactly this text (an editor's title without its
+    /// unsaved-changes mark: the document is saved).
+    Titled(String),
     /// No window's title contains this text (a dialog closed).
     Gone(String),
     /// A file at this path (relative to the home folder) exists and is not empty.
@@ -154,6 +158,10 @@ impl DemoCondition {
         match self {
             DemoCondition::Focused(title) => format!(
                 "xdotool getactivewindow getwindowname 2>/dev/null | grep -qF -- {}",
+                shell_quote(title)
+            ),
+            DemoCondition::Titled(title) => format!(
+                "xdotool getactivewindow getwindowname 2>/dev/null | grep -qxF -- {}",
                 shell_quote(title)
             ),
             DemoCondition::Gone(title) => format!(
@@ -174,6 +182,7 @@ impl std::fmt::Display for DemoCondition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DemoCondition::Focused(title) => write!(f, "a focused window titled \"…{title}…\""),
+            DemoCondition::Titled(title) => write!(f, "a focused window titled \"{title}\""),
             DemoCondition::Gone(title) => write!(f, "no window titled \"…{title}…\""),
             DemoCondition::File(path) => write!(f, "the file {path}"),
             DemoCondition::FileContains(path, text) => write!(f, "{text:?} in {path}"),

@@ -63,6 +63,12 @@ pub(super) fn terminal_command(instance: Instance, command: &str) -> Instance {
         .wait(800)
 }
 
+/// Mousepad's title for `file` (under home) while it has no unsaved changes (unsaved, the
+/// title starts with `*`).
+pub(super) fn mousepad_title(file: &str) -> String {
+    format!("~/{file} - Mousepad")
+}
+
 /// Gnumeric's Save As dialog's title.
 pub(super) const GNUMERIC_SAVE_AS: &str = "Save the current workbook as";
 

@@ -2,9 +2,9 @@
 //! empty line) and save.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{distinct_words, sentences};
+use super::common::{distinct_words, mousepad_title, sentences};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "editor_delete_line",
@@ -42,7 +42,7 @@ fn generate(g: &mut Gen) -> Instance {
             path: file.clone(),
             text: kept.join("\n"),
         })
-        .wait(1000)
+        .wait_for(DemoCondition::Titled(mousepad_title(&file)))
         .key("ctrl+Home");
     for _ in 0..gone {
         instance = instance.key("Down");
@@ -51,7 +51,11 @@ fn generate(g: &mut Gen) -> Instance {
         .key("Home")
         .key("shift+Down")
         .key("Delete")
-        .wait(100)
+        // Changed (the title's mark), then saved (the mark gone).
+        .wait_for(DemoCondition::Focused(format!(
+            "*{}",
+            mousepad_title(&file)
+        )))
         .key("ctrl+s")
-        .wait(1000)
+        .wait_for(DemoCondition::Titled(mousepad_title(&file)))
 }

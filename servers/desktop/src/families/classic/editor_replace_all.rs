@@ -2,9 +2,9 @@
 //! file with another, through the editor's Find and Replace, and save.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::distinct_words;
+use super::common::{distinct_words, mousepad_title};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "editor_replace_all",
@@ -57,9 +57,9 @@ fn generate(g: &mut Gen) -> Instance {
             path: file.clone(),
             text: after.join("\n"),
         })
-        .wait(1000)
+        .wait_for(DemoCondition::Titled(mousepad_title(&file)))
         .key("ctrl+r")
-        .wait(600)
+        .wait_for(DemoCondition::Focused("Find and Replace".into()))
         .type_text(&old)
         .key("Tab")
         .type_text(&new);
@@ -74,9 +74,13 @@ fn generate(g: &mut Gen) -> Instance {
     }
     instance
         .key("space")
-        .wait(300)
         .key("Escape")
-        .wait(300)
+        .wait_for(DemoCondition::Gone("Find and Replace".into()))
+        // Replaced (the title's unsaved mark), then saved (the mark gone).
+        .wait_for(DemoCondition::Focused(format!(
+            "*{}",
+            mousepad_title(&file)
+        )))
         .key("ctrl+s")
-        .wait(1000)
+        .wait_for(DemoCondition::Titled(mousepad_title(&file)))
 }

@@ -1,9 +1,9 @@
 //! `editor_write_save`: write given lines in a new document and save it under a given name.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{distinct_words, sentences};
+use super::common::{distinct_words, mousepad_title, sentences};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "editor_write_save",
@@ -37,7 +37,7 @@ fn generate(g: &mut Gen) -> Instance {
             path: name.clone(),
             text: lines.join("\n"),
         })
-        .wait(1000);
+        .wait_for(DemoCondition::Titled("Untitled 1 - Mousepad".into()));
     for (i, line) in lines.iter().enumerate() {
         if i > 0 {
             instance = instance.key("Return");
@@ -47,9 +47,9 @@ fn generate(g: &mut Gen) -> Instance {
     // An untitled document: Ctrl+S opens Save As with an empty name field focused.
     instance
         .key("ctrl+s")
-        .wait(900)
+        .wait_for(DemoCondition::Focused("Save As".into()))
         .type_text(&name)
         .wait(400)
         .key("Return")
-        .wait(1000)
+        .wait_for(DemoCondition::Titled(mousepad_title(&name)))
 }
