@@ -133,7 +133,7 @@ pub enum DemoStep {
 pub const DEMO_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// What a [`DemoStep::WaitFor`] waits for. In a task file: `{"focused": "Save As"}`,
-/// `{"titled": "~/notes.txt - Mousepad"}`,
+/// `{"titled": "~/notes.txt - Mousepad"}`, `{"folder": "archive"}`, `{"missing": "old.txt"}`,
 /// `{"file": "report.pdf"}`, `{"file_contains": ["notes.txt", "done"]}`, `{"gone": "Save As"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -149,6 +149,10 @@ pub enum DemoCondition {
     File(String),
     /// A file at this path (relative to the home folder) contains this text.
     FileContains(String, String),
+    /// A folder at this path (relative to the home folder) exists.
+    Folder(String),
+    /// Nothing at this path (relative to the home folder) exists.
+    Missing(String),
 }
 
 impl DemoCondition {
@@ -169,6 +173,12 @@ impl DemoCondition {
                 shell_quote(&regex::escape(title))
             ),
             DemoCondition::File(path) => format!("test -s {}", shell_quote(path)),
+            DemoCondition::Folder(path) => format!("test -d {}", shell_quote(path)),
+            DemoCondition::Missing(path) => format!(
+                "test ! -e {} && test ! -L {}",
+                shell_quote(path),
+                shell_quote(path)
+            ),
             DemoCondition::FileContains(path, text) => format!(
                 "grep -qF -- {} {} 2>/dev/null",
                 shell_quote(text),
@@ -186,6 +196,8 @@ impl std::fmt::Display for DemoCondition {
             DemoCondition::Gone(title) => write!(f, "no window titled \"…{title}…\""),
             DemoCondition::File(path) => write!(f, "the file {path}"),
             DemoCondition::FileContains(path, text) => write!(f, "{text:?} in {path}"),
+            DemoCondition::Folder(path) => write!(f, "the folder {path}"),
+            DemoCondition::Missing(path) => write!(f, "{path} gone"),
         }
     }
 }
@@ -728,6 +740,10 @@ mod tests {
         assert!(holds(file("a b.txt")));
         assert!(!holds(file("empty.txt")));
         assert!(!holds(file("missing.txt")));
+        assert!(holds(DemoCondition::Missing("missing.txt".into())));
+        assert!(!holds(DemoCondition::Missing("a b.txt".into())));
+        assert!(holds(DemoCondition::Folder(".".into())));
+        assert!(!holds(DemoCondition::Folder("a b.txt".into())));
         assert!(holds(contains("a b.txt", "it's done")));
         assert!(!holds(contains("a b.txt", "it's not")));
         assert!(!holds(contains("missing.txt", "x")));

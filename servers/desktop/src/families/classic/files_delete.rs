@@ -3,7 +3,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{distinct_words, select_in_file_manager};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "files_delete",
@@ -45,7 +45,7 @@ fn generate(g: &mut Gen) -> Instance {
     // "Move to trash?" opens with Yes focused.
     select_in_file_manager(instance.wait(1000), &names[target])
         .key("Delete")
-        .wait(700)
+        .wait_for(DemoCondition::Focused("Confirm".into()))
         .key("Return")
-        .wait(1000)
+        .wait_for(DemoCondition::Missing(names[target].clone()))
 }

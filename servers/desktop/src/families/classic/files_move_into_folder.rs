@@ -3,7 +3,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{distinct_words, select_in_file_manager, sentence};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "files_move_into_folder",
@@ -48,7 +48,9 @@ fn generate(g: &mut Gen) -> Instance {
         .type_text(&folder)
         .wait(300)
         .key("Return")
-        .wait(700)
+        .wait_for(DemoCondition::Titled(folder.to_string()))
         .key("ctrl+v");
-    instance.wait(1100)
+    instance
+        .wait_for(DemoCondition::File(format!("{folder}/{file}")))
+        .wait_for(DemoCondition::Missing(file))
 }

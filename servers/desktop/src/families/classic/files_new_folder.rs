@@ -4,7 +4,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{capitalised, distinct_words};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "files_new_folder",
@@ -43,16 +43,16 @@ fn generate(g: &mut Gen) -> Instance {
                 .type_text(parent)
                 .wait(300)
                 .key("Return")
-                .wait(700);
+                .wait_for(DemoCondition::Titled(parent.clone()));
             format!("{parent}/{name}")
         }
     };
     instance
-        .check(Check::DirExists { path })
+        .check(Check::DirExists { path: path.clone() })
         .key("ctrl+shift+n")
-        .wait(700)
+        .wait_for(DemoCondition::Focused("Creating New Folder".into()))
         .type_text(&name)
         .wait(200)
         .key("Return")
-        .wait(1000)
+        .wait_for(DemoCondition::Folder(path))
 }

@@ -3,7 +3,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{distinct_words, select_in_file_manager};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "files_rename",
@@ -66,10 +66,11 @@ fn generate(g: &mut Gen) -> Instance {
     let stem = old.trim_end_matches(&format!(".{ext}")).to_string();
     select_in_file_manager(instance.wait(1000), &stem)
         .key("F2")
-        .wait(700)
+        .wait_for(DemoCondition::Focused("Rename File".into()))
         .key("ctrl+a")
         .type_text(&new)
         .wait(200)
         .key("Return")
-        .wait(1000)
+        .wait_for(DemoCondition::File(new.clone()))
+        .wait_for(DemoCondition::Missing(old.clone()))
 }
