@@ -159,6 +159,11 @@ impl Instance {
         self
     }
 
+    /// Applies `steps` (a helper that adds to the demo), inside a chain of setters.
+    pub fn then(self, steps: impl FnOnce(Self) -> Self) -> Self {
+        steps(self)
+    }
+
     /// Waits in the demo until `condition` holds: the window, dialog or file the next step
     /// needs (see [`DemoCondition`]).
     pub fn wait_for(mut self, condition: DemoCondition) -> Self {

@@ -137,6 +137,15 @@ pub(super) fn loaded(instance: Instance, file: &str) -> Instance {
         .wait_for(DemoCondition::Focused(format!("{file} - LibreOffice")))
 }
 
+/// The title of Writer's Find and Replace dialog.
+pub(super) const FIND_AND_REPLACE: &str = "Find and Replace";
+
+/// Waits until `file` (under home) holds `text`: the document was saved over itself with the
+/// change (LibreOffice writes flat ODF as plain XML).
+pub(super) fn saved_holding(instance: Instance, file: &str, text: &str) -> Instance {
+    instance.wait_for(DemoCondition::FileContains(file.into(), text.into()))
+}
+
 /// Opens Save As (Ctrl+Shift+S), replaces the proposed name with `stem`, picks `file_type`
 /// in the type list (the name gets its extension from it) and saves; waits until the file is
 /// written (for CSV, until the dialog closes: the export's options come next).

@@ -2,7 +2,7 @@
 //! saved in place.
 
 use super::super::{Family, FamilySplit, Gen, Instance, words};
-use super::common::{fodp, unrelated_words};
+use super::common::{fodp, loaded, saved_holding, unrelated_words};
 use crate::grading::Check;
 use crate::tasks::App;
 
@@ -61,7 +61,7 @@ fn generate(g: &mut Gen) -> Instance {
             slide: Some(last),
             text: text.clone(),
         })
-        .wait(1800);
+        .then(|i| loaded(i, &source));
     // End shows the last slide; a new slide (Ctrl+M) comes after the current one with a
     // title and an outline placeholder: Tab selects each, Return edits it. The new slide
     // becomes current a moment after the key: a Tab before that selects the old slide's
@@ -84,10 +84,10 @@ fn generate(g: &mut Gen) -> Instance {
         .wait(250)
         .key("Return")
         .wait(350)
-        .type_text(text)
+        .type_text(&text)
         .wait(200)
         .key("Escape")
         .wait(200)
         .key("ctrl+s")
-        .wait(1000)
+        .then(|i| saved_holding(i, &source, &text))
 }

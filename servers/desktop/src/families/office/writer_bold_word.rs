@@ -2,9 +2,9 @@
 //! the document saved in place.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{fodt, sentence, unrelated_words};
+use super::common::{FIND_AND_REPLACE, fodt, loaded, saved_holding, sentence, unrelated_words};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "writer_bold_word",
@@ -70,18 +70,17 @@ fn attempt(g: &mut Gen) -> Option<Instance> {
                 italic: None,
                 underline: None,
             })
-            .wait(2500)
+            .then(|i| loaded(i, &source))
             // Find and Replace's Find All (Alt+A) selects every match; Escape closes the
             // dialog and keeps the selection for Ctrl+B.
             .key("ctrl+h")
-            .wait(1000)
+            .wait_for(DemoCondition::Focused(FIND_AND_REPLACE.into()))
             .type_text(word)
             .key("alt+a")
-            .wait(700)
             .key("Escape")
-            .wait(300)
+            .wait_for(DemoCondition::Gone(FIND_AND_REPLACE.into()))
             .key("ctrl+b")
             .key("ctrl+s")
-            .wait(1500),
+            .then(|i| saved_holding(i, &source, r#"fo:font-weight="bold""#)),
     )
 }

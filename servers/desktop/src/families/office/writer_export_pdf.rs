@@ -1,9 +1,9 @@
 //! `writer_export_pdf`: a closing line added to a document, which is then exported as PDF.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{fodt, sentence};
+use super::common::{fodt, loaded, sentence};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "writer_export_pdf",
@@ -44,7 +44,7 @@ fn generate(g: &mut Gen) -> Instance {
             path: pdf.clone(),
             text: sentences[0].clone(),
         })
-        .wait(2200)
+        .then(|i| loaded(i, &source))
         .key("ctrl+End")
         .key("Return")
         .type_text(closing)
@@ -56,10 +56,11 @@ fn generate(g: &mut Gen) -> Instance {
         .key("e")
         .wait(500)
         .key("d")
-        .wait(1500)
+        .wait_for(DemoCondition::Focused("Export".into()))
         .key("ctrl+a")
         .type_text(pdf_stem)
         .wait(300)
         .key("Return")
-        .wait(1500)
+        .wait_for(DemoCondition::Gone("Export".into()))
+        .wait_for(DemoCondition::File(pdf))
 }

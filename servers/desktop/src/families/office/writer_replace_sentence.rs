@@ -2,9 +2,9 @@
 //! document saved in place.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{fodt, sentence};
+use super::common::{FIND_AND_REPLACE, fodt, loaded, saved_holding, sentence};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "writer_replace_sentence",
@@ -50,18 +50,17 @@ fn generate(g: &mut Gen) -> Instance {
             path: source.clone(),
             text: keep,
         })
-        .wait(2500)
+        .then(|i| loaded(i, &source))
         .key("ctrl+h")
-        .wait(1000)
+        .wait_for(DemoCondition::Focused(FIND_AND_REPLACE.into()))
         .type_text(old)
         .key("Tab")
         .key("Tab")
         .key("Tab")
-        .type_text(replacement)
+        .type_text(&replacement)
         .key("alt+l")
-        .wait(700)
         .key("Escape")
-        .wait(300)
+        .wait_for(DemoCondition::Gone(FIND_AND_REPLACE.into()))
         .key("ctrl+s")
-        .wait(1500)
+        .then(|i| saved_holding(i, &source, &replacement))
 }

@@ -2,9 +2,9 @@
 //! document saved in place.
 
 use super::super::{Family, FamilySplit, Gen, Instance};
-use super::common::{fodt, sentence, unrelated_words};
+use super::common::{FIND_AND_REPLACE, fodt, loaded, saved_holding, sentence, unrelated_words};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "writer_replace_word",
@@ -60,21 +60,20 @@ fn attempt(g: &mut Gen) -> Option<Instance> {
                 path: source.clone(),
                 text: replaced,
             })
-            .wait(2500)
+            .then(|i| loaded(i, &source))
             // Find and Replace: the search field has the focus; Tab thrice reaches the
             // replacement; Alt+L is Replace All.
             .key("ctrl+h")
-            .wait(1000)
+            .wait_for(DemoCondition::Focused(FIND_AND_REPLACE.into()))
             .type_text(old)
             .key("Tab")
             .key("Tab")
             .key("Tab")
             .type_text(new)
             .key("alt+l")
-            .wait(700)
             .key("Escape")
-            .wait(300)
+            .wait_for(DemoCondition::Gone(FIND_AND_REPLACE.into()))
             .key("ctrl+s")
-            .wait(1500),
+            .then(|i| saved_holding(i, &source, new)),
     )
 }
