@@ -1,9 +1,10 @@
 //! `web_bookmark_page`: an article among several on the local site, to bookmark.
 
-use super::common::{START_WAIT, capital, escape, html, open_page, site, slug};
+use super::common::{capital, escape, html, open_page, page_shown, site, slug};
+use crate::apps::chromium::PROFILE;
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "web_bookmark_page",
@@ -63,12 +64,20 @@ fn generate(g: &mut Gen) -> Instance {
         .check(Check::Bookmark {
             url: format!("{}/{path}", site()),
         })
-        .wait(START_WAIT);
+        .then(|i| page_shown(i, &blog));
     // Ctrl+D opens the bookmark bubble with Done focused; Chromium saves its bookmarks
     // file about two and a half seconds after a change.
+    let url = format!("{}/{path}", site());
     open_page(instance, &path)
+        .then(|i| page_shown(i, &titles[target]))
         .key("ctrl+d")
         .wait(1000)
         .key("Return")
-        .wait(3000)
+        .wait_for(DemoCondition::FileContains(
+            format!(
+                "{}/Default/Bookmarks",
+                PROFILE.trim_start_matches("/home/user/")
+            ),
+            url,
+        ))
 }

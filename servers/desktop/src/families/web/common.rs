@@ -3,6 +3,7 @@
 
 use crate::families::{Gen, Instance};
 use crate::pages::PAGE_PORT;
+use crate::tasks::DemoCondition;
 
 /// The local site's address as the browser sees it (without the trailing `/`).
 pub(super) fn site() -> String {
@@ -57,8 +58,8 @@ pub(super) fn person(g: &mut Gen) -> String {
     format!("{} {}", g.first_name(), g.last_name())
 }
 
-/// Demo steps that open `path` of the local site from the address bar, then wait for it.
-/// Delete drops any inline completion the address bar added from history.
+/// Demo steps that open `path` of the local site from the address bar. Delete drops any
+/// inline completion the address bar added from history.
 pub(super) fn open_page(instance: Instance, path: &str) -> Instance {
     instance
         .key("ctrl+l")
@@ -66,7 +67,17 @@ pub(super) fn open_page(instance: Instance, path: &str) -> Instance {
         .type_text(format!("127.0.0.1:{PAGE_PORT}/{path}"))
         .key("Delete")
         .key("Return")
-        .wait(1200)
+}
+
+/// Waits until Chromium shows the page titled `title`.
+pub(super) fn page_shown(instance: Instance, title: &str) -> Instance {
+    instance.wait_for(DemoCondition::Focused(format!("{title} - Chromium")))
+}
+
+/// Waits until Chromium shows the form page titled `title`, and a moment more: the page
+/// focuses its first field once loaded, after its title shows.
+pub(super) fn form_shown(instance: Instance, title: &str) -> Instance {
+    page_shown(instance, title).wait(300)
 }
 
 /// The wait a demo starts with: Chromium takes about one and a half seconds to show its

@@ -1,10 +1,10 @@
 //! `web_download_file`: a report among several linked from the local site, to download
 //! into the Downloads folder.
 
-use super::common::{START_WAIT, capital, escape, html, open_page};
+use super::common::{capital, escape, html, open_page, page_shown};
 use crate::families::{Family, FamilySplit, Gen, Instance, words};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "web_download_file",
@@ -63,8 +63,9 @@ fn generate(g: &mut Gen) -> Instance {
         files.push((name, body, m));
     }
     let (name, body, month) = files[g.index(files.len())].clone();
+    let page_title = format!("{team} reports");
     let page = html(
-        &format!("{team} reports"),
+        &page_title,
         &format!("<p>Monthly {topic} reports:</p>\n<ul>\n{links}</ul>"),
     );
     let mut instance = Instance::new(format!(
@@ -81,6 +82,7 @@ fn generate(g: &mut Gen) -> Instance {
             path: format!("Downloads/{name}"),
             text: body,
         })
-        .wait(START_WAIT);
-    open_page(instance, &format!("files/{name}")).wait(2500)
+        .then(|i| page_shown(i, &page_title));
+    open_page(instance, &format!("files/{name}"))
+        .wait_for(DemoCondition::File(format!("Downloads/{name}")))
 }

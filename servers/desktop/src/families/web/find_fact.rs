@@ -5,7 +5,7 @@
 use super::common::{START_WAIT, capital, escape, html, person, slug};
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "web_find_fact",
@@ -159,5 +159,5 @@ fn generate(g: &mut Gen) -> Instance {
         .wait(START_WAIT)
         .type_text(format!("echo {answer} > {file}"))
         .key("Return")
-        .wait(1000)
+        .wait_for(DemoCondition::FileContains(file.into(), answer))
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::common::{START_WAIT, capital, escape, html, person};
+use super::common::{capital, escape, form_shown, html, page_shown, person};
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::grading::Check;
 use crate::tasks::App;
@@ -110,9 +110,7 @@ fn generate(g: &mut Gen) -> Instance {
         path: format!("/{action}"),
         fields,
     })
-    .wait(START_WAIT)
-        // The page loads and focuses its first field after the window shows.
-        .wait(1500);
+    .then(|i| form_shown(i, &format!("Join the {club}")));
     instance
         .type_text(name)
         .key("Tab")
@@ -128,5 +126,5 @@ fn generate(g: &mut Gen) -> Instance {
         .wait(200)
         .key("Tab")
         .key("Return")
-        .wait(1500)
+        .then(|i| page_shown(i, "Welcome"))
 }

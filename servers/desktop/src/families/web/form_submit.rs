@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::common::{START_WAIT, escape, html, person, slug};
+use super::common::{escape, form_shown, html, page_shown, person, slug};
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::grading::Check;
 use crate::tasks::App;
@@ -217,9 +217,7 @@ fn generate(g: &mut Gen) -> Instance {
             path: format!("/{action}"),
             fields: expected,
         })
-        .wait(START_WAIT)
-        // The page loads and focuses its first field after the window shows.
-        .wait(1500);
+        .then(|i| form_shown(i, kind.title));
 
     for (i, (_, _, value)) in fields.iter().enumerate() {
         if i > 0 {
@@ -227,5 +225,5 @@ fn generate(g: &mut Gen) -> Instance {
         }
         instance = instance.type_text(value.clone());
     }
-    instance.key("Return").wait(1500)
+    instance.key("Return").then(|i| page_shown(i, "Thank you"))
 }

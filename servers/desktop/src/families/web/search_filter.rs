@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::common::{START_WAIT, capital, escape, html, slug};
+use super::common::{capital, escape, form_shown, html, page_shown, slug};
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::grading::Check;
 use crate::tasks::App;
@@ -126,9 +126,7 @@ fn generate(g: &mut Gen) -> Instance {
             path: format!("/{results}"),
             fields,
         })
-        .wait(START_WAIT)
-        // The page loads and focuses its first field after the window shows.
-        .wait(1500);
+        .then(|i| form_shown(i, &format!("{shop}: product search")));
     instance = instance
         .type_text(query)
         .key("Tab")
@@ -143,5 +141,7 @@ fn generate(g: &mut Gen) -> Instance {
     for _ in chosen..filters.len() {
         instance = instance.key("Tab");
     }
-    instance.key("Return").wait(1500)
+    instance
+        .key("Return")
+        .then(|i| page_shown(i, "Search results"))
 }
