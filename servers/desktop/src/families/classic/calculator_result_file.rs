@@ -4,8 +4,9 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::calculator_arithmetic::expression;
 use super::common::distinct_words;
+use super::common::mousepad_title;
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "calculator_result_file",
@@ -37,12 +38,12 @@ fn generate(g: &mut Gen) -> Instance {
             path: name.clone(),
             text: expression.value.to_string(),
         })
-        .wait(1000)
+        .wait_for(DemoCondition::Titled("Untitled 1 - Mousepad".into()))
         .type_text(expression.value.to_string())
         .key("ctrl+s")
-        .wait(900)
+        .wait_for(DemoCondition::Focused("Save As".into()))
         .type_text(&name)
         .wait(400)
         .key("Return")
-        .wait(1000)
+        .wait_for(DemoCondition::Titled(mousepad_title(&name)))
 }

@@ -53,14 +53,19 @@ pub(super) fn ordinal(n: usize) -> &'static str {
     ORDINALS[n - 1]
 }
 
-/// Runs one command line in the terminal the task opened: a wait until bash reads keys, the
-/// command, Return, and a wait so its effect lands before grading.
-pub(super) fn terminal_command(instance: Instance, command: &str) -> Instance {
-    instance
-        .wait(1500)
-        .type_text(command)
-        .key("Return")
-        .wait(800)
+/// Runs one command line in the terminal the task opened: a pause until bash reads keys
+/// (nothing shows when it does), the command, Return, and a wait until its effect `done` is
+/// there (without one, a pause so its effect lands before grading).
+pub(super) fn terminal_command(
+    instance: Instance,
+    command: &str,
+    done: Option<DemoCondition>,
+) -> Instance {
+    let instance = instance.wait(1500).type_text(command).key("Return");
+    match done {
+        Some(condition) => instance.wait_for(condition),
+        None => instance.wait(800),
+    }
 }
 
 /// Mousepad's title for `file` (under home) while it has no unsaved changes (unsaved, the

@@ -3,7 +3,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{distinct_words, sentences, terminal_command};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "terminal_append_line",
@@ -34,5 +34,10 @@ fn generate(g: &mut Gen) -> Instance {
             path: name.clone(),
             text: after,
         });
-    terminal_command(instance, &format!("echo '{new_line}' >> {name}"))
+    let done = DemoCondition::FileContains(name.clone(), new_line.to_string());
+    terminal_command(
+        instance,
+        &format!("echo '{new_line}' >> {name}"),
+        Some(done),
+    )
 }

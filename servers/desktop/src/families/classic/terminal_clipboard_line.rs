@@ -51,5 +51,6 @@ fn generate(g: &mut Gen) -> Instance {
     terminal_command(
         instance,
         &format!("sed -n '{n}p' {file} | xclip -selection clipboard"),
+        None,
     )
 }

@@ -4,7 +4,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{distinct_words, terminal_command};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "terminal_count_lines",
@@ -68,8 +68,8 @@ fn generate(g: &mut Gen) -> Instance {
         .file(&log, text)
         .launch(["xterm"])
         .check(Check::FileEquals {
-            path: out,
+            path: out.clone(),
             text: answer,
         });
-    terminal_command(instance, &command)
+    terminal_command(instance, &command, Some(DemoCondition::File(out)))
 }

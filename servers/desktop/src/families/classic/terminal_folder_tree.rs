@@ -53,5 +53,5 @@ fn generate(g: &mut Gen) -> Instance {
         }
     }
     let command = format!("mkdir -p {tree} && mv {} {tree}/", names[..moved].join(" "));
-    terminal_command(instance, &command)
+    terminal_command(instance, &command, None)
 }

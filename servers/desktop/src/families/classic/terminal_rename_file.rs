@@ -3,7 +3,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{distinct_words, sentences, terminal_command};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "terminal_rename_file",
@@ -38,5 +38,6 @@ fn generate(g: &mut Gen) -> Instance {
             text,
         })
         .check(Check::FileExists { path: other });
-    terminal_command(instance, &format!("mv {old} {new}"))
+    let done = DemoCondition::Missing(old.clone());
+    terminal_command(instance, &format!("mv {old} {new}"), Some(done))
 }

@@ -3,7 +3,7 @@
 use super::super::{Family, FamilySplit, Gen, Instance};
 use super::common::{capitalised, terminal_command};
 use crate::grading::Check;
-use crate::tasks::App;
+use crate::tasks::{App, DemoCondition};
 
 pub(super) const FAMILY: Family = Family {
     name: "terminal_window_title",
@@ -46,5 +46,10 @@ fn generate(g: &mut Gen) -> Instance {
         .check(Check::WindowTitleEquals {
             text: title.clone(),
         });
-    terminal_command(instance, &format!("printf '\\033]2;{title}\\007'"))
+    let done = DemoCondition::Titled(title.clone());
+    terminal_command(
+        instance,
+        &format!("printf '\\033]2;{title}\\007'"),
+        Some(done),
+    )
 }
