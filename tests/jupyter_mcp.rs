@@ -670,8 +670,13 @@ async fn printing_gigabytes_is_cut_and_leaves_the_server_flat() {
     );
     client.cancel().await.unwrap();
     server.close(&id).await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let after = rss_kib(server.pid());
+    // The closed episode's buffers are freed as its tasks end: wait for that, up to 10 s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut after = rss_kib(server.pid());
+    while after >= before + 150 * 1024 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        after = rss_kib(server.pid());
+    }
     assert!(
         after < before + 150 * 1024,
         "RSS went from {before} KiB to {after} KiB"
@@ -738,7 +743,16 @@ async fn a_killed_kernel_is_restarted_within_the_call() {
     for pid in &kernels {
         unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Gone once their parent has reaped them.
+    for _ in 0..100 {
+        if kernels
+            .iter()
+            .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let after = text(&cell(&client, "print('alive')\n'kept' in globals()").await);
     assert!(
         after.contains("had died") && after.contains("variables and imports are gone"),
