@@ -179,6 +179,8 @@ t grader_readable search "$S"
 t other_episode_files search "$M"
 t binary_readable test -s @INSTALLED@
 t ptrace_pid1 python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).ptrace(16,1,0,0)==0 else 1)'
+t vsock_bind python3 -c 'import socket; socket.socket(40, 1).bind((0xFFFFFFFF, 47011))'
+t io_uring_setup python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).syscall(425, 4, ctypes.create_string_buffer(120)) >= 0 else 1)'
 t fill_shm fill /dev/shm/battery @SHM_MB@
 t fill_tmp fill /tmp/battery @TMP_MB@
 t fill_root_home fill /root/battery @TMP_MB@
@@ -207,6 +209,8 @@ const SHELL_NAMES: &[&str] = &[
     "other_episode_files",
     "binary_readable",
     "ptrace_pid1",
+    "vsock_bind",
+    "io_uring_setup",
     "fill_shm",
     "fill_tmp",
     "fill_root_home",
@@ -258,6 +262,14 @@ def fill(path, mb):
         try: os.remove(path)
         except OSError: pass
     return written >= mb
+def vsock_bind():
+    # AF_VSOCK, bound on any context id: a channel past the network namespace to the
+    # hypervisor and, on a VM host, to other sandboxes.
+    s = socket.socket(40, socket.SOCK_STREAM)
+    try:
+        s.bind((0xFFFFFFFF, 47010)); return True
+    finally:
+        s.close()
 def connect(port):
     s = socket.socket(); s.settimeout(2)
     try:
@@ -274,6 +286,11 @@ t("setns_pid1_net", lambda: libc.setns(os.open("/proc/1/ns/net", os.O_RDONLY), 0
 t("ptrace_pid1", lambda: libc.ptrace(16, 1, 0, 0) == 0)
 t("bpf", lambda: libc.syscall(321, 0, 0, 0) >= 0)
 t("keyctl", lambda: libc.syscall(250, 0, 0, 0, 0, 0) >= 0)
+t("vsock_bind", vsock_bind)
+t("packet_socket", lambda: socket.socket(17, socket.SOCK_RAW).close() is None)
+t("alg_socket", lambda: socket.socket(38, socket.SOCK_SEQPACKET).close() is None)
+t("io_uring_setup", lambda: libc.syscall(425, 4, ctypes.create_string_buffer(120)) >= 0)
+t("modify_ldt", lambda: libc.syscall(154, 0, ctypes.create_string_buffer(16), 16) >= 0)
 t("read_shadow", lambda: open("/etc/shadow").read(1) is not None)
 t("write_usr", lambda: open("/usr/escape-battery", "w"))
 t("write_etc", lambda: open("/etc/escape-battery", "w"))
@@ -300,6 +317,11 @@ const CELL_NAMES: &[&str] = &[
     "ptrace_pid1",
     "bpf",
     "keyctl",
+    "vsock_bind",
+    "packet_socket",
+    "alg_socket",
+    "io_uring_setup",
+    "modify_ldt",
     "read_shadow",
     "write_usr",
     "write_etc",

@@ -5,8 +5,12 @@
 //! before it executes the jailed program, with no-new-privileges set, so the filter binds the
 //! program and everything it starts, and cannot be removed. Denied are the calls that change
 //! mounts or namespaces (the way out of a bwrap jail when a capability is left), that inspect
-//! or write other processes, the kernel keyring, BPF and perf, module and kexec loading, and
-//! pushing input into a terminal (`TIOCSTI`, `TIOCLINUX`).
+//! or write other processes, the kernel keyring, BPF and perf, module and kexec loading,
+//! io_uring (its operations bypass this filter), the clock, NUMA placement and the rest of
+//! what Docker's default profile denies, and pushing input into a terminal (`TIOCSTI`,
+//! `TIOCLINUX`). Sockets are allow-listed by family: Unix, IPv4, IPv6 and netlink; any
+//! other (`AF_VSOCK`, which crosses network namespaces to the hypervisor and to other
+//! sandboxes on the same host, `AF_PACKET`, `AF_ALG`, …) fails with `EPERM`.
 //!
 //! `clone3` fails with `ENOSYS` instead: its flags live in memory a filter cannot read, and
 //! `ENOSYS` makes the C library fall back to `clone`, whose namespace flags are checked. A
@@ -61,6 +65,55 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_move_mount,
     libc::SYS_open_tree,
     libc::SYS_mount_setattr,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_chroot,
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_lookup_dcookie,
+    libc::SYS_fanotify_init,
+    libc::SYS_kcmp,
+    libc::SYS_vhangup,
+    libc::SYS_mbind,
+    libc::SYS_set_mempolicy,
+    libc::SYS_get_mempolicy,
+    libc::SYS_move_pages,
+    libc::SYS_nfsservctl,
+];
+
+/// x86's own calls Docker's default profile denies: the local descriptor table (16-bit
+/// code, old exploits), port I/O, and retired calls.
+#[cfg(target_arch = "x86_64")]
+const DENIED_X86: &[libc::c_long] = &[
+    libc::SYS_modify_ldt,
+    libc::SYS_iopl,
+    libc::SYS_ioperm,
+    libc::SYS_uselib,
+    libc::SYS_ustat,
+    libc::SYS_sysfs,
+    libc::SYS__sysctl,
+    libc::SYS_getpmsg,
+    libc::SYS_putpmsg,
+    libc::SYS_afs_syscall,
+    libc::SYS_tuxcall,
+    libc::SYS_security,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const DENIED_X86: &[libc::c_long] = &[];
+
+/// The socket families a jailed program may open (`socket`, `socketpair`): local sockets,
+/// IP (inside the jail's own network namespace), and netlink (the C library asks it for the
+/// interfaces).
+const SOCKET_FAMILIES: &[libc::c_int] = &[
+    libc::AF_UNIX,
+    libc::AF_INET,
+    libc::AF_INET6,
+    libc::AF_NETLINK,
 ];
 
 /// `clone` flags that make a namespace (`CLONE_NEWTIME` shares its bit with the exit signal
@@ -118,8 +171,24 @@ fn build() -> std::result::Result<BpfProgram, String> {
             .and_then(|c| SeccompRule::new(vec![c]))
             .map_err(|e| e.to_string())
     };
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-        DENIED.iter().map(|&nr| (nr, Vec::new())).collect();
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED
+        .iter()
+        .chain(DENIED_X86)
+        .map(|&nr| (nr, Vec::new()))
+        .collect();
+    // One rule: the family is none of the allowed ones (its conditions must all hold).
+    let other_family = || {
+        SOCKET_FAMILIES
+            .iter()
+            .map(|&family| {
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .and_then(SeccompRule::new)
+            .map_err(|e| e.to_string())
+    };
+    rules.insert(libc::SYS_socket, vec![other_family()?]);
+    rules.insert(libc::SYS_socketpair, vec![other_family()?]);
     rules.insert(
         libc::SYS_clone,
         NAMESPACE_FLAGS

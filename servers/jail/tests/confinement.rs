@@ -102,6 +102,61 @@ async fn no_capability_no_new_privileges_and_a_seccomp_filter() {
 }
 
 #[tokio::test]
+async fn sockets_are_allowed_by_family_and_io_uring_and_the_ldt_are_denied() {
+    let root = Root::new();
+    let code = r#"
+import ctypes, errno, json, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def family(number, kind):
+    try:
+        socket.socket(number, kind).close()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def call(*args):
+    r = libc.syscall(*args)
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+out = {}
+out["unix"] = family(socket.AF_UNIX, socket.SOCK_STREAM)
+out["inet"] = family(socket.AF_INET, socket.SOCK_STREAM)
+out["inet6"] = family(socket.AF_INET6, socket.SOCK_DGRAM)
+out["netlink"] = family(socket.AF_NETLINK, socket.SOCK_RAW)
+out["vsock"] = family(40, socket.SOCK_STREAM)
+out["packet"] = family(17, socket.SOCK_RAW)
+out["alg"] = family(38, socket.SOCK_SEQPACKET)
+out["bluetooth"] = family(31, socket.SOCK_STREAM)
+try:
+    socket.socketpair(40, socket.SOCK_STREAM)
+    out["vsock_pair"] = "ok"
+except OSError as e:
+    out["vsock_pair"] = errno.errorcode.get(e.errno, str(e.errno))
+out["unix_pair"] = "ok" if socket.socketpair() else "no"
+out["io_uring_setup"] = call(425, 4, ctypes.create_string_buffer(120))
+out["io_uring_register"] = call(427, 0, 0, 0, 0)
+out["modify_ldt"] = call(154, 0, ctypes.create_string_buffer(16), 16)
+out["clock_settime"] = call(227, 0, ctypes.create_string_buffer(16))
+print(json.dumps(out))
+"#;
+    let out: serde_json::Value = serde_json::from_str(&root.python(code).await).unwrap();
+    for allowed in ["unix", "inet", "inet6", "netlink", "unix_pair"] {
+        assert_eq!(out[allowed], "ok", "{allowed}: {out}");
+    }
+    for denied in [
+        "vsock",
+        "packet",
+        "alg",
+        "bluetooth",
+        "vsock_pair",
+        "io_uring_setup",
+        "io_uring_register",
+        "modify_ldt",
+        "clock_settime",
+    ] {
+        assert_eq!(out[denied], "EPERM", "{denied}: {out}");
+    }
+}
+
+#[tokio::test]
 async fn mounts_namespaces_and_other_processes_are_denied() {
     let root = Root::new();
     // errno of each attempt, made with raw system calls.
