@@ -74,10 +74,11 @@ pub(super) fn page_shown(instance: Instance, title: &str) -> Instance {
     instance.wait_for(DemoCondition::Focused(format!("{title} - Chromium")))
 }
 
-/// Waits until Chromium shows the form page titled `title`, and a moment more: the page
-/// focuses its first field once loaded, after its title shows.
+/// Waits until Chromium shows the form page titled `title`, then pauses: the page focuses
+/// its first field (`autofocus`) some time after its title shows, and nothing outside the
+/// page shows when (on a loaded machine a shorter pause lost the first typed key).
 pub(super) fn form_shown(instance: Instance, title: &str) -> Instance {
-    page_shown(instance, title).wait(300)
+    page_shown(instance, title).wait(1500)
 }
 
 /// The wait a demo starts with: Chromium takes about one and a half seconds to show its
