@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use crate::common::*;
+use crate::desktop_tasks::wait_for;
 use base64::Engine;
-use mcpgym_desktop::tasks::{DEMO_WAIT_LIMIT, DemoCondition};
+use mcpgym_desktop::tasks::DemoCondition;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -40,29 +41,6 @@ async fn screenshot(client: &Client) -> image::RgbaImage {
     let result = act(client, "screenshot", json!({})).await;
     assert!(!is_error(&result), "{}", text(&result));
     images(&result).pop().expect("a screenshot")
-}
-
-/// Waits until `condition` holds on the episode's desktop (its server runs with
-/// --allow-shell), failing after [`DEMO_WAIT_LIMIT`].
-async fn wait_for(client: &Client, condition: &DemoCondition) {
-    let started = std::time::Instant::now();
-    loop {
-        let result = act(
-            client,
-            "run_command",
-            json!({ "command": condition.shell_test() }),
-        )
-        .await;
-        assert!(!is_error(&result), "{}", text(&result));
-        if result.structured_content.as_ref().unwrap()["exit_code"] == 0 {
-            return;
-        }
-        assert!(
-            started.elapsed() < DEMO_WAIT_LIMIT,
-            "waited {DEMO_WAIT_LIMIT:?} for {condition}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Runs a command inside the episode's desktop (servers here run with --allow-shell).
@@ -750,7 +728,9 @@ async fn the_browser_and_the_office_suite_run_jailed_with_only_the_tasks_pages()
     ] {
         let (_, client) = episode(&server, task).await;
         // Once the window shows the page (or the sheet), every process that loaded it runs.
-        wait_for(&client, &DemoCondition::Focused(title.into())).await;
+        wait_for(&client, &DemoCondition::Focused(title.into()))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let pids = descendants_named(server.pid(), program);
         assert!(!pids.is_empty(), "no {program} process under the server");
         for pid in pids {
@@ -808,7 +788,9 @@ async function probe(url) {
     ]);
     let (_, client) = episode(&server, "probe").await;
     // Chromium starts, loads the page, probes and reports: the report page's title shows.
-    wait_for(&client, &DemoCondition::Focused("Reported".into())).await;
+    wait_for(&client, &DemoCondition::Focused("Reported".into()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let done = act(&client, "terminate", json!({"status": "success"})).await;
     assert_eq!(step(&done)["reward"], 1.0, "{}", text(&done));
     let _ = std::fs::remove_dir_all(&folder);

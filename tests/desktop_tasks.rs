@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use mcpgym_desktop::tasks::{DEMO_WAIT_LIMIT, DemoCall, DemoStep, DesktopTask, catalog};
+use mcpgym_desktop::tasks::{
+    DEMO_WAIT_LIMIT, DemoCall, DemoCondition, DemoStep, DesktopTask, catalog,
+};
 use serde_json::{Value, json};
 
 /// How the tests that play demos start the server: `run_command` listed, so that a demo
@@ -18,6 +20,29 @@ pub(crate) const DEMO_SERVER: &[&str] = &[
     "--allow-shell",
 ];
 
+/// Waits until `condition` holds on the episode's desktop, asking with `run_command` (its
+/// server runs with `--allow-shell`); after [`DEMO_WAIT_LIMIT`], says what never came.
+pub(crate) async fn wait_for(client: &Client, condition: &DemoCondition) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let command = condition.shell_test();
+    loop {
+        let result = act(client, "run_command", json!({ "command": command })).await;
+        if is_error(&result) {
+            return Err(format!("run_command failed: {}", text(&result)));
+        }
+        if result.structured_content.as_ref().map(|s| &s["exit_code"]) == Some(&json!(0)) {
+            return Ok(());
+        }
+        if started.elapsed() > DEMO_WAIT_LIMIT {
+            return Err(format!(
+                "waited {DEMO_WAIT_LIMIT:?} for {condition}, which never came ({})",
+                text(&result)
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// Plays `task`'s demo on `client` (an episode served with `--allow-shell`, so that a demo
 /// waiting for a window or a file can look for it with `run_command`).
 pub(crate) async fn play_demo(client: &Client, task: &DesktopTask) -> Result<(), String> {
@@ -29,27 +54,9 @@ pub(crate) async fn play_demo(client: &Client, task: &DesktopTask) -> Result<(),
                     return Err(format!("{}: {tool} failed: {}", task.id, text(&result)));
                 }
             }
-            DemoCall::Until(command, condition) => {
-                let started = std::time::Instant::now();
-                loop {
-                    let result = act(client, "run_command", json!({ "command": command })).await;
-                    let exit = result
-                        .structured_content
-                        .as_ref()
-                        .map(|s| s["exit_code"].clone());
-                    if exit == Some(json!(0)) {
-                        break;
-                    }
-                    if started.elapsed() > DEMO_WAIT_LIMIT {
-                        return Err(format!(
-                            "{}: waited {DEMO_WAIT_LIMIT:?} for {condition}, which never came ({})",
-                            task.id,
-                            text(&result)
-                        ));
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-            }
+            DemoCall::Until(condition) => wait_for(client, &condition)
+                .await
+                .map_err(|waited| format!("{}: {waited}", task.id))?,
         }
     }
     Ok(())

@@ -212,9 +212,10 @@ fn shell_quote(text: &str) -> String {
 pub enum DemoCall {
     /// Call this tool once with these arguments.
     Tool(&'static str, serde_json::Value),
-    /// Call `run_command` (served with `--allow-shell`) with this command until it exits 0,
-    /// for at most [`DEMO_WAIT_LIMIT`]; past that the demo failed waiting for the condition.
-    Until(String, DemoCondition),
+    /// Call `run_command` (served with `--allow-shell`) with the condition's
+    /// [`DemoCondition::shell_test`] until it exits 0, for at most [`DEMO_WAIT_LIMIT`]; past
+    /// that the demo failed waiting for the condition.
+    Until(DemoCondition),
 }
 
 impl DemoStep {
@@ -227,9 +228,7 @@ impl DemoStep {
             DemoStep::Wait(ms) => {
                 DemoCall::Tool("wait", json!({ "duration": f64::from(*ms) / 1000.0 }))
             }
-            DemoStep::WaitFor(condition) => {
-                DemoCall::Until(condition.shell_test(), condition.clone())
-            }
+            DemoStep::WaitFor(condition) => DemoCall::Until(condition.clone()),
         }
     }
 }
@@ -761,13 +760,12 @@ mod tests {
             steps[0],
             DemoStep::WaitFor(DemoCondition::Focused("Save As".into()))
         );
+        let condition = DemoCondition::FileContains("a.txt".into(), "x".into());
         assert_eq!(
-            steps[1].call(),
-            DemoCall::Until(
-                "grep -qF -- 'x' 'a.txt' 2>/dev/null".into(),
-                DemoCondition::FileContains("a.txt".into(), "x".into())
-            )
+            condition.shell_test(),
+            "grep -qF -- 'x' 'a.txt' 2>/dev/null"
         );
+        assert_eq!(steps[1].call(), DemoCall::Until(condition));
     }
 
     #[test]
