@@ -152,6 +152,10 @@ impl Target<'_> {
             .replace("@HOME_MB@", &(HOME_MB + 16).to_string())
             .replace("@TMP_MB@", &(TMP_MB + 16).to_string())
             .replace("@SHM_MB@", &(SHM_MB + 16).to_string())
+            .replace(
+                "@FILL_WRITABLE_B64@",
+                &b64(&FILL_WRITABLE.replace("@FILL_MB@", &(HOME_MB + 16).to_string())),
+            )
     }
 }
 
@@ -185,6 +189,8 @@ t fill_shm fill /dev/shm/battery @SHM_MB@
 t fill_tmp fill /tmp/battery @TMP_MB@
 t fill_root_home fill /root/battery @TMP_MB@
 t fill_home fill "$HOME/battery" @HOME_MB@
+t fill_writable python3 -c "$(echo @FILL_WRITABLE_B64@ | base64 -d)"
+t server_pid_in_sight sh -c 'cat /proc/1/cmdline /proc/self/mountinfo /proc/self/cgroup | tr "\0" " " | grep -qE "mcpgym-([a-z]+-)?@SERVER_PID@"'
 echo "END"
 "#;
 
@@ -215,7 +221,56 @@ const SHELL_NAMES: &[&str] = &[
     "fill_tmp",
     "fill_root_home",
     "fill_home",
+    "fill_writable",
+    "server_pid_in_sight",
 ];
+
+/// Fills every writable file system the jail sees, found from its own mount table rather
+/// than from a list of known ones, each with more than the largest quota; exits 0 (an
+/// escape) naming any that took it all.
+const FILL_WRITABLE: &str = r#"
+import os, sys
+limit_mb = @FILL_MB@
+virtual = {"proc", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2", "bpf", "debugfs"}
+def writable_dir(top):
+    if os.access(top, os.W_OK):
+        return top
+    for count, (d, dirs, _) in enumerate(os.walk(top)):
+        if count > 500:
+            break
+        if os.access(d, os.W_OK):
+            return d
+    return None
+def fill(directory):
+    path = os.path.join(directory, ".battery-fill")
+    written = 0
+    try:
+        with open(path, "wb") as f:
+            chunk = b"\1" * (1 << 20)
+            while written < limit_mb:
+                f.write(chunk); f.flush(); written += 1
+    except OSError:
+        pass
+    finally:
+        try: os.remove(path)
+        except OSError: pass
+    return written >= limit_mb
+took_it = []
+seen = set()
+for line in open("/proc/self/mountinfo"):
+    fields = line.split()
+    point = fields[4].encode().decode("unicode_escape")
+    fstype = fields[fields.index("-") + 1]
+    if "rw" not in fields[5].split(",") or fstype in virtual or not os.path.isdir(point):
+        continue
+    directory = writable_dir(point)
+    if directory and fields[2] not in seen:
+        seen.add(fields[2])
+        if fill(directory):
+            took_it.append(point)
+print("unbounded:", took_it, file=sys.stderr)
+sys.exit(0 if took_it else 1)
+"#;
 
 /// The attacks as a notebook cell: raw system calls through ctypes, as a policy that knows
 /// Linux would write them.
@@ -304,6 +359,17 @@ t("fill_shm", lambda: fill("/dev/shm/battery", @SHM_MB@))
 t("fill_tmp", lambda: fill("/tmp/battery", @TMP_MB@))
 t("fill_root_home", lambda: fill("/root/battery", @TMP_MB@))
 t("fill_home", lambda: fill(os.path.expanduser("~/battery"), @HOME_MB@))
+def fill_writable():
+    try:
+        exec(base64.b64decode("@FILL_WRITABLE_B64@"), {"__name__": "fill"})
+    except SystemExit as e:
+        return e.code == 0
+def server_pid_in_sight():
+    import re
+    seen = b"".join(open(f, "rb").read() for f in ["/proc/1/cmdline", "/proc/self/mountinfo", "/proc/self/cgroup"])
+    return re.search(rb"mcpgym-([a-z]+-)?@SERVER_PID@", seen) is not None
+t("fill_writable", fill_writable)
+t("server_pid_in_sight", server_pid_in_sight)
 print("END")
 "#;
 
@@ -335,6 +401,8 @@ const CELL_NAMES: &[&str] = &[
     "fill_tmp",
     "fill_root_home",
     "fill_home",
+    "fill_writable",
+    "server_pid_in_sight",
 ];
 
 /// Asserts a report holds every name, each `HELD`, and that the script ran to its end.

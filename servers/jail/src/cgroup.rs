@@ -14,6 +14,12 @@ use std::time::Duration;
 use crate::Limits;
 
 const ROOT: &str = "/sys/fs/cgroup";
+/// The scheduler period a CPU quota is spread over, in microseconds (the kernel's default).
+const CPU_PERIOD_US: u64 = 100_000;
+/// A jail's CPU weight (cgroup v2; the default, equal for every jail).
+const CPU_WEIGHT: u64 = 100;
+/// A jail's CPU shares (cgroup v1; the default, equal for every jail).
+const CPU_SHARES: u64 = 1024;
 /// Removal attempts 20 ms apart: about 5 s for the killed processes to be reaped on a busy
 /// machine.
 const ATTEMPTS: u32 = 250;
@@ -22,6 +28,8 @@ const ATTEMPTS: u32 = 250;
 #[derive(Debug)]
 pub(crate) struct Cgroup {
     dirs: Vec<PathBuf>,
+    /// Whether one of `dirs` is a CPU controller's.
+    cpu: bool,
 }
 
 impl Cgroup {
@@ -31,24 +39,33 @@ impl Cgroup {
     pub(crate) fn create(name: &str, limits: &Limits) -> Option<Cgroup> {
         let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
         let leaf = format!("mcpgym-{name}");
-        let mut settings: Vec<(PathBuf, &str, u64)> = Vec::new();
+        let mut settings: Vec<(PathBuf, &str, String)> = Vec::new();
+        let quota = limits.cpu_millicores.map(|m| m * CPU_PERIOD_US / 1000);
         if Path::new(ROOT).join("cgroup.controllers").exists() {
             let parent = v2_path(&own)?;
             let delegated = std::fs::read_to_string(parent.join("cgroup.subtree_control")).ok()?;
+            let has = |controller| delegated.split_whitespace().any(|c| c == controller);
             let dir = parent.join(&leaf);
             for (controller, file, value) in [
                 ("pids", "pids.max", limits.max_processes),
                 ("memory", "memory.max", limits.memory_bytes),
             ] {
                 if let Some(value) = value {
-                    if !delegated.split_whitespace().any(|c| c == controller) {
+                    if !has(controller) {
                         tracing::debug!(
                             controller,
                             "cgroup v2 controller not delegated; rlimits only"
                         );
                         return None;
                     }
-                    settings.push((dir.clone(), file, value));
+                    settings.push((dir.clone(), file, value.to_string()));
+                }
+            }
+            // Each jail one weight among its siblings, however many processes it runs.
+            if has("cpu") {
+                settings.push((dir.clone(), "cpu.weight", CPU_WEIGHT.to_string()));
+                if let Some(quota) = quota {
+                    settings.push((dir, "cpu.max", format!("{quota} {CPU_PERIOD_US}")));
                 }
             }
         } else {
@@ -58,11 +75,23 @@ impl Cgroup {
             ] {
                 if let Some(value) = value {
                     let parent = v1_path(&own, controller)?;
-                    settings.push((parent.join(&leaf), file, value));
+                    settings.push((parent.join(&leaf), file, value.to_string()));
+                }
+            }
+            if let Some(parent) = v1_path(&own, "cpu") {
+                let dir = parent.join(&leaf);
+                settings.push((dir.clone(), "cpu.shares", CPU_SHARES.to_string()));
+                if let Some(quota) = quota {
+                    settings.push((dir.clone(), "cpu.cfs_period_us", CPU_PERIOD_US.to_string()));
+                    settings.push((dir, "cpu.cfs_quota_us", quota.to_string()));
                 }
             }
         }
-        let mut cgroup = Cgroup { dirs: Vec::new() };
+        let cpu = settings.iter().any(|(_, file, _)| file.starts_with("cpu."));
+        let mut cgroup = Cgroup {
+            dirs: Vec::new(),
+            cpu,
+        };
         for (dir, file, value) in settings {
             if !cgroup.dirs.contains(&dir) {
                 if let Err(error) = std::fs::create_dir(&dir) {
@@ -72,13 +101,18 @@ impl Cgroup {
                 }
                 cgroup.dirs.push(dir.clone());
             }
-            if let Err(error) = std::fs::write(dir.join(file), value.to_string()) {
+            if let Err(error) = std::fs::write(dir.join(file), &value) {
                 tracing::debug!(file, %error, "cannot set cgroup limit; rlimits only");
                 cgroup.remove_now();
                 return None;
             }
         }
         (!cgroup.dirs.is_empty()).then_some(cgroup)
+    }
+
+    /// Whether the jail's processes share one CPU weight (and the quota, if any).
+    pub(crate) fn has_cpu(&self) -> bool {
+        self.cpu
     }
 
     /// The `cgroup.procs` files the child writes itself into before `exec`.
@@ -132,7 +166,7 @@ pub(crate) fn parents() -> Vec<PathBuf> {
     if Path::new(ROOT).join("cgroup.controllers").exists() {
         v2_path(&own).into_iter().collect()
     } else {
-        ["pids", "memory"]
+        ["pids", "memory", "cpu"]
             .into_iter()
             .filter_map(|controller| v1_path(&own, controller))
             .collect()

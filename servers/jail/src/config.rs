@@ -1,7 +1,7 @@
 //! How a jail is built: [`JailConfig`], its host layout and its bwrap arguments.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -52,6 +52,34 @@ pub struct JailConfig {
     /// Host directory bound at [`HOME`] instead of `root/home`: how several jails of one
     /// sandbox (one kernel per context, shell commands) share the user's files.
     pub home: Option<PathBuf>,
+}
+
+/// Size of the tmpfs at [`RUN`]: room for a connection file and socket files.
+pub const RUN_BYTES: u64 = 1 << 20;
+
+/// Descriptors bwrap reads while it builds a jail (see [`crate::memfd`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SetupFds {
+    /// The seccomp filter.
+    pub(crate) seccomp: libc::c_int,
+    /// The jail's `/etc/passwd`.
+    pub(crate) passwd: libc::c_int,
+    /// The jail's `/etc/group`.
+    pub(crate) group: libc::c_int,
+}
+
+/// The jail's `/etc/passwd`: the user is `user`, with [`INSIDE_ID`] and [`HOME`].
+pub(crate) fn passwd() -> String {
+    format!(
+        "root:x:0:0:root:/root:/usr/sbin/nologin\n\
+         user:x:{INSIDE_ID}:{INSIDE_ID}:user:{HOME}:/bin/sh\n\
+         nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    )
+}
+
+/// The jail's `/etc/group`.
+pub(crate) fn group() -> String {
+    format!("root:x:0:\nuser:x:{INSIDE_ID}:\nnogroup:x:65534:\n")
 }
 
 /// Host folders of locally installed programs, masked in every jail by default.
@@ -119,18 +147,18 @@ impl JailConfig {
         self.root.join("run")
     }
 
-    /// Host file that receives the jail's stdout and stderr.
+    /// Host file that receives the jail's stdout and stderr (its last
+    /// [`LOG_BYTES`](crate::LOG_BYTES) at most).
     pub fn log_path(&self) -> PathBuf {
         self.root.join("jail.log")
     }
 
-    /// Host directory of the empty file and directory bound over masked paths.
-    fn mask_dir(&self) -> PathBuf {
-        self.root.join("mask")
-    }
-
     /// The read-only binds of the system, then the masks over what they must not show.
-    fn system_binds(&self, push: &mut impl FnMut(&[&dyn AsRef<OsStr>])) {
+    fn system_binds(
+        &self,
+        empty_file: &mut dyn FnMut() -> libc::c_int,
+        push: &mut impl FnMut(&[&dyn AsRef<OsStr>]),
+    ) {
         let mut bound: Vec<PathBuf> = Vec::new();
         // Merged-/usr systems link /bin, /lib... into /usr; mirror that, else bind them.
         for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
@@ -159,17 +187,27 @@ impl JailConfig {
         let mut secrets: Vec<PathBuf> = SENSITIVE.iter().map(PathBuf::from).collect();
         secrets.extend(own_executable().map(Path::to_owned));
         secrets.extend(self.masked_paths.iter().cloned());
-        let mask = self.mask_dir();
-        let (empty_file, empty_dir) = (mask.join("file"), mask.join("dir"));
+        // Neither mask names a host path in the jail's mount table: a file is covered by an
+        // empty read-only copy (bwrap consumes one empty memory file for each), a directory
+        // by an empty read-only tmpfs.
         for (inside, is_dir) in masks(&bound, &secrets) {
-            let source = if is_dir { &empty_dir } else { &empty_file };
-            push(&[&"--ro-bind", source, &inside]);
+            if is_dir {
+                push(&[&"--perms", &"0555", &"--tmpfs", &inside]);
+                push(&[&"--remount-ro", &inside]);
+            } else {
+                let empty = empty_file().to_string();
+                push(&[&"--perms", &"0444", &"--ro-bind-data", &empty, &inside]);
+            }
         }
     }
 
-    /// The `bwrap` arguments that precede the jailed command; `seccomp_fd` is the descriptor
-    /// bwrap reads the filter from.
-    pub(crate) fn bwrap_args(&self, seccomp_fd: libc::c_int) -> Vec<OsString> {
+    /// The `bwrap` options, reading what `fds` hold and one new empty file from
+    /// `empty_file` for each masked file (the jailed command follows a `--`).
+    pub(crate) fn bwrap_args(
+        &self,
+        fds: SetupFds,
+        empty_file: &mut dyn FnMut() -> libc::c_int,
+    ) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
         let mut push = |items: &[&dyn AsRef<OsStr>]| {
             args.extend(items.iter().map(|s| s.as_ref().to_owned()));
@@ -200,10 +238,10 @@ impl JailConfig {
             push(&[&"--size", &size.to_string()]);
         }
         push(&[&"--tmpfs", &"/root"]);
-        self.system_binds(&mut push);
-        let etc = self.root.join("etc");
-        push(&[&"--ro-bind", &etc.join("passwd"), &"/etc/passwd"]);
-        push(&[&"--ro-bind", &etc.join("group"), &"/etc/group"]);
+        self.system_binds(empty_file, &mut push);
+        // Copied onto the jail's root, which is read-only by the end.
+        push(&[&"--file", &fds.passwd.to_string(), &"/etc/passwd"]);
+        push(&[&"--file", &fds.group.to_string(), &"/etc/group"]);
         push(&[&"--proc", &"/proc", &"--dev", &"/dev"]);
         // /dev is a tmpfs bwrap fills with a few device nodes: its own size-limited tmpfs for
         // /dev/shm, the rest read-only (below).
@@ -222,12 +260,11 @@ impl JailConfig {
         // Last: the tmpfs bwrap built for / and /dev, read-only, so nothing can be created
         // beside the binds.
         push(&[&"--remount-ro", &"/dev", &"--remount-ro", &"/"]);
-        push(&[&"--seccomp", &seccomp_fd.to_string()]);
+        push(&[&"--seccomp", &fds.seccomp.to_string()]);
         push(&[&"--chdir", &HOME, &"--clearenv"]);
         for (key, value) in &self.env {
             push(&[&"--setenv", key, value]);
         }
-        push(&[&"--"]);
         args
     }
 
@@ -252,32 +289,6 @@ impl JailConfig {
                 .map_err(|e| Error::io("create directory", dir, e))
         };
         mkdir(&self.root, 0o755)?;
-        let etc = self.root.join("etc");
-        mkdir(&etc, 0o755)?;
-        let passwd = format!(
-            "root:x:0:0:root:/root:/usr/sbin/nologin\n\
-             user:x:{INSIDE_ID}:{INSIDE_ID}:user:{HOME}:/bin/sh\n\
-             nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-        );
-        let group = format!("root:x:0:\nuser:x:{INSIDE_ID}:\nnogroup:x:65534:\n");
-        for (name, text) in [("passwd", passwd), ("group", group)] {
-            let path = etc.join(name);
-            std::fs::write(&path, text).map_err(|e| Error::io("write", &path, e))?;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
-                .map_err(|e| Error::io("chmod", &path, e))?;
-        }
-        let mask = self.mask_dir();
-        // The parent first: a recursive create would give it the read-only mode too, and
-        // without root nothing could then be made inside it.
-        mkdir(&mask, 0o755)?;
-        mkdir(&mask.join("dir"), 0o555)?;
-        let empty = mask.join("file");
-        // Made once: it is read-only afterwards, which without root also stops a rewrite.
-        if !empty.exists() {
-            std::fs::write(&empty, "").map_err(|e| Error::io("write", &empty, e))?;
-            std::fs::set_permissions(&empty, std::fs::Permissions::from_mode(0o444))
-                .map_err(|e| Error::io("chmod", &empty, e))?;
-        }
         let owner = self.run_as.unwrap_or_else(|| HostUser {
             // SAFETY: geteuid and getegid cannot fail.
             uid: unsafe { libc::geteuid() },
@@ -294,6 +305,9 @@ impl JailConfig {
         if let Some(bytes) = self.limits.home_bytes {
             mount_quota(&home, bytes, owner)?;
         }
+        // The run folder holds a connection file and socket files: a small tmpfs keeps a
+        // jail that writes there off the host's disk.
+        mount_quota(&self.run_dir(), RUN_BYTES, owner)?;
         Ok(())
     }
 }
@@ -302,14 +316,25 @@ impl JailConfig {
 mod tests {
     use super::*;
 
+    const FDS: SetupFds = SetupFds {
+        seccomp: 3,
+        passwd: 4,
+        group: 5,
+    };
+
+    /// The options for `config`, with made-up descriptors.
+    fn args_of(config: &JailConfig) -> Vec<OsString> {
+        config.bwrap_args(FDS, &mut || 9)
+    }
+
     #[test]
     fn network_is_off_unless_allowed() {
         let mut config = JailConfig::new("/tmp/x");
-        let args = config.bwrap_args(3);
+        let args = args_of(&config);
         assert!(args.iter().any(|a| a == "--unshare-all"));
         assert!(!args.iter().any(|a| a == "--share-net"));
         config.allow_network = true;
-        assert!(config.bwrap_args(3).iter().any(|a| a == "--share-net"));
+        assert!(args_of(&config).iter().any(|a| a == "--share-net"));
     }
 
     #[test]
@@ -320,9 +345,12 @@ mod tests {
             target: "/tmp/hostname".into(),
             writable: false,
         });
-        let args = config.bwrap_args(3);
+        let args = args_of(&config);
         let position = |flag: &str| args.iter().rposition(|a| a == flag).unwrap();
-        let remount = args.iter().position(|a| a == "--remount-ro").unwrap();
+        let remount = args
+            .windows(2)
+            .position(|w| w[0] == "--remount-ro" && w[1] == "/")
+            .unwrap();
         for mount in [
             "--bind",
             "--ro-bind",
@@ -334,7 +362,6 @@ mod tests {
             assert!(position(mount) < remount, "{mount} after --remount-ro");
         }
         assert!(position("--seccomp") > remount);
-        assert_eq!(args.last().unwrap(), "--");
     }
 
     #[test]
@@ -342,7 +369,7 @@ mod tests {
         let mut config = JailConfig::new("/tmp/x");
         config.system_paths.push("/etc/shadow".into());
         config.system_paths.push("/etc/ssh".into());
-        let args = config.bwrap_args(3);
+        let args = args_of(&config);
         let binds: Vec<_> = args
             .windows(3)
             .filter(|w| w[0] == "--ro-bind")
@@ -354,7 +381,16 @@ mod tests {
                 .any(|(source, _)| source == "/etc/shadow" || source == "/etc/ssh")
         );
         if Path::new("/etc/ssl/private").exists() {
-            assert!(binds.contains(&("/tmp/x/mask/dir".into(), "/etc/ssl/private".into())));
+            let masked = args
+                .windows(2)
+                .any(|w| w[0] == "--tmpfs" && w[1] == "/etc/ssl/private");
+            assert!(masked, "/etc/ssl/private is not covered");
         }
+        // Nothing bound names the jail's host folder.
+        assert!(
+            !binds
+                .iter()
+                .any(|(source, _)| Path::new(source).starts_with("/tmp/x"))
+        );
     }
 }

@@ -43,6 +43,12 @@ pub enum Error {
         "this program needs its memory bounded by a cgroup (it reserves more address space than RLIMIT_AS can allow), and cgroups are not usable here: run the server as root or in a cgroup with the memory controller delegated"
     )]
     MemoryUnbounded,
+    /// A CPU quota was asked for ([`Limits::cpu_millicores`](crate::Limits)) and no cgroup
+    /// with the CPU controller is usable here.
+    #[error(
+        "a CPU quota needs a cgroup with the cpu controller, and none is usable here: run the server as root or in a cgroup with the cpu controller delegated, or leave out --cpu-quota"
+    )]
+    CpuQuotaUnenforceable,
 }
 
 impl Error {

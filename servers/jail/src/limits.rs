@@ -41,11 +41,23 @@ pub struct Limits {
     /// touches and aborts at start under any smaller limit. A jail asking for this with a
     /// memory limit refuses to start where cgroups cannot enforce it.
     pub unlimited_address_space: bool,
+    /// inotify instances the whole jail may hold (per jail only where it gets a user
+    /// namespace of its own, see [`PreExec`]; as root each jail's own host uid has the
+    /// host's per-uid limit).
+    pub inotify_instances: Option<u64>,
+    /// inotify watches the whole jail may hold (like `inotify_instances`).
+    pub inotify_watches: Option<u64>,
+    /// Most CPU the whole jail may use, in thousandths of a core (1500: one and a half
+    /// cores). Needs a cgroup with the CPU controller: a jail asking for it refuses to start
+    /// where none is usable. Without it, jails still share the CPU by weight, one weight
+    /// per jail, wherever that controller is usable.
+    pub cpu_millicores: Option<u64>,
 }
 
 impl Default for Limits {
     /// Generous defaults for a data-science kernel: 2 GiB, 256 tasks, one CPU hour, 1 GiB files,
-    /// 1024 descriptors, 512 MiB of `/tmp`, a 1 GiB home, 64 MiB of `/dev/shm`.
+    /// 1024 descriptors, 512 MiB of `/tmp`, a 1 GiB home, 64 MiB of `/dev/shm`, 32 inotify
+    /// instances with 16384 watches (a quarter of the host's usual 128 instances per user).
     fn default() -> Self {
         Limits {
             memory_bytes: Some(2 << 30),
@@ -57,6 +69,9 @@ impl Default for Limits {
             home_bytes: Some(1 << 30),
             shm_bytes: Some(64 << 20),
             unlimited_address_space: false,
+            inotify_instances: Some(32),
+            inotify_watches: Some(16384),
+            cpu_millicores: None,
         }
     }
 }
@@ -85,31 +100,92 @@ pub(super) struct PreExec {
     rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     cgroup_procs: Vec<CString>,
     run_as: Option<HostUser>,
-    /// Descriptor bwrap reads the seccomp filter from: inherited across `exec` by this child
-    /// only.
-    seccomp_fd: libc::c_int,
+    /// Descriptors bwrap reads (its arguments, the seccomp filter, files it copies in):
+    /// inherited across `exec` by this child only.
+    setup_fds: Vec<libc::c_int>,
+    /// Files written right after entering the jail's own user namespace, when it gets one.
+    own_namespace: Option<Vec<(CString, Vec<u8>)>>,
 }
 
 impl PreExec {
+    /// Without root (`run_as` is `None` and we are not root), the child first enters a user
+    /// namespace of the jail's own, mapping our uid and gid to themselves, before setting
+    /// any rlimit.
+    ///
+    /// Why: the kernel counts processes and inotify instances per user namespace and uid,
+    /// each level also charging the namespace's creator one level up, and checks a level's
+    /// count against the rlimit the namespace's creator had. Were bwrap's namespace made
+    /// straight from the server's, every jail would charge the same (server namespace, uid)
+    /// count and check it against its own `RLIMIT_NPROC`: one jail at its limit would stop
+    /// every other jail from forking. With a namespace per jail made before the rlimits,
+    /// each jail's count is its own, checked against its own limits, and the shared level
+    /// above only against the server's. The namespace's inotify limits are set here too,
+    /// so that one jail cannot take the host's per-user instances from every other.
     pub(super) fn new(
         limits: &Limits,
         cgroup_procs: Vec<CString>,
         run_as: Option<HostUser>,
-        seccomp_fd: libc::c_int,
+        setup_fds: Vec<libc::c_int>,
     ) -> Self {
+        let own_namespace = (run_as.is_none() && !crate::running_as_root()).then(|| {
+            // SAFETY: geteuid and getegid cannot fail.
+            let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+            let mut files = vec![
+                (c"/proc/self/setgroups".to_owned(), b"deny".to_vec()),
+                (
+                    c"/proc/self/uid_map".to_owned(),
+                    format!("{uid} {uid} 1").into_bytes(),
+                ),
+                (
+                    c"/proc/self/gid_map".to_owned(),
+                    format!("{gid} {gid} 1").into_bytes(),
+                ),
+            ];
+            for (path, value) in [
+                (
+                    c"/proc/sys/user/max_inotify_instances",
+                    limits.inotify_instances,
+                ),
+                (
+                    c"/proc/sys/user/max_inotify_watches",
+                    limits.inotify_watches,
+                ),
+            ] {
+                if let Some(value) = value {
+                    files.push((path.to_owned(), value.to_string().into_bytes()));
+                }
+            }
+            files
+        });
         PreExec {
             rlimits: limits.rlimits(),
             cgroup_procs,
             run_as,
-            seccomp_fd,
+            setup_fds,
+            own_namespace,
         }
     }
 
     /// Runs in the child after `fork`. Only async-signal-safe calls.
     pub(super) fn apply(&self) -> io::Result<()> {
-        // SAFETY: fcntl on a descriptor the parent keeps open until the child has executed.
-        if unsafe { libc::fcntl(self.seccomp_fd, libc::F_SETFD, 0) } != 0 {
-            return Err(io::Error::last_os_error());
+        for &fd in &self.setup_fds {
+            // SAFETY: fcntl on a descriptor the parent keeps open until the child has executed.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        // Join the cgroups while still privileged; "0" means the writing process itself.
+        for procs in &self.cgroup_procs {
+            write_file(procs, b"0")?;
+        }
+        if let Some(files) = &self.own_namespace {
+            // SAFETY: unshare(2) with a namespace flag only; the child has a single thread.
+            if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for (path, contents) in files {
+                write_file(path, contents)?;
+            }
         }
         for &(resource, value) in &self.rlimits {
             let limit = libc::rlimit {
@@ -119,21 +195,6 @@ impl PreExec {
             // SAFETY: plain system call on a stack value.
             if unsafe { libc::setrlimit(resource, &limit) } != 0 {
                 return Err(io::Error::last_os_error());
-            }
-        }
-        // Join the cgroups while still privileged; "0" means the writing process itself.
-        for procs in &self.cgroup_procs {
-            // SAFETY: the path is a valid C string; the descriptor is closed right after.
-            unsafe {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
-                libc::close(fd);
-                if written != 1 {
-                    return Err(io::Error::last_os_error());
-                }
             }
         }
         if let Some(user) = self.run_as {
@@ -149,4 +210,22 @@ impl PreExec {
         }
         Ok(())
     }
+}
+
+/// Writes `contents` to the existing file at `path` in one `write`. Async-signal-safe.
+fn write_file(path: &CString, contents: &[u8]) -> io::Result<()> {
+    // SAFETY: the path is a valid C string; the descriptor is closed right after.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let written = libc::write(fd, contents.as_ptr().cast(), contents.len());
+        let error = io::Error::last_os_error();
+        libc::close(fd);
+        if written != contents.len() as isize {
+            return Err(error);
+        }
+    }
+    Ok(())
 }

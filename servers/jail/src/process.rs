@@ -2,20 +2,22 @@
 
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use crate::JailConfig;
 use crate::cgroup::Cgroup;
+use crate::config::{self, SetupFds};
 use crate::error::{Error, Result};
 use crate::limits::PreExec;
-use crate::seccomp;
+use crate::{JailConfig, log, memfd, seccomp};
 
 /// Where a jail's stdout and stderr go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
-    /// Appended to the jail's log ([`JailConfig::log_path`]).
+    /// Written to the jail's log ([`JailConfig::log_path`]), which keeps the last
+    /// [`LOG_BYTES`](crate::LOG_BYTES).
     Log,
     /// Pipes to this process: take them with [`Jail::take_output`].
     Piped,
@@ -61,14 +63,8 @@ impl Jail {
         output: Output,
     ) -> Result<Jail> {
         let prepared = config.clone();
-        let (log, cgroup) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let cgroup = tokio::task::spawn_blocking(move || -> Result<_> {
             prepared.prepare_root()?;
-            let log_path = prepared.log_path();
-            let log = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log_path)
-                .map_err(|e| Error::io("open", &log_path, e))?;
             let cgroup = prepared
                 .cgroups
                 .then(|| {
@@ -80,35 +76,62 @@ impl Jail {
             if limits.unlimited_address_space && limits.memory_bytes.is_some() && cgroup.is_none() {
                 return Err(Error::MemoryUnbounded);
             }
-            Ok((log, cgroup))
+            if limits.cpu_millicores.is_some() && !cgroup.as_ref().is_some_and(Cgroup::has_cpu) {
+                return Err(Error::CpuQuotaUnenforceable);
+            }
+            Ok(cgroup)
         })
         .await
         .map_err(|e| Error::io("prepare", &config.root, std::io::Error::other(e)))??;
 
         let seccomp = seccomp::program_fd()?;
-        let stdio = |log: &std::fs::File| -> Result<Stdio> {
-            Ok(match output {
-                Output::Log => Stdio::from(
-                    log.try_clone()
-                        .map_err(|e| Error::io("dup", config.log_path(), e))?,
-                ),
-                Output::Piped => Stdio::piped(),
-                Output::Null => Stdio::null(),
-            })
+        let passwd = memfd::with_contents(c"mcpgym-passwd", config::passwd().as_bytes())?;
+        let group = memfd::with_contents(c"mcpgym-group", config::group().as_bytes())?;
+
+        let mut args = Vec::new();
+        let setup = SetupFds {
+            seccomp: seccomp.as_raw_fd(),
+            passwd: passwd.as_raw_fd(),
+            group: group.as_raw_fd(),
+        };
+        let mut empties = Vec::new();
+        let options = config.bwrap_args(setup, &mut || {
+            let fd = memfd::with_contents(c"mcpgym-empty", b"");
+            let raw = fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+            empties.push(fd);
+            raw
+        });
+        let empties = empties.into_iter().collect::<Result<Vec<_>>>()?;
+        for arg in options {
+            args.extend_from_slice(arg.as_bytes());
+            args.push(0);
+        }
+        // On bwrap's command line only this descriptor and the jailed command: its command
+        // line is that of the jail's PID 1, which any process inside can read.
+        let args = memfd::with_contents(c"mcpgym-bwrap-args", &args)?;
+        let stdio = || match output {
+            Output::Log | Output::Piped => Stdio::piped(),
+            Output::Null => Stdio::null(),
         };
         let pre_exec = PreExec::new(
             &config.limits,
             cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
             config.run_as,
-            seccomp.as_raw_fd(),
+            [&seccomp, &passwd, &group, &args]
+                .into_iter()
+                .chain(&empties)
+                .map(AsRawFd::as_raw_fd)
+                .collect(),
         );
         let mut cmd = tokio::process::Command::new(&config.bwrap);
-        cmd.args(config.bwrap_args(seccomp.as_raw_fd()))
+        cmd.arg("--args")
+            .arg(args.as_raw_fd().to_string())
+            .arg("--")
             .args(command)
             .env_clear()
             .stdin(Stdio::null())
-            .stdout(stdio(&log)?)
-            .stderr(stdio(&log)?)
+            .stdout(stdio())
+            .stderr(stdio())
             // Own process group: a Ctrl-C on the service's terminal must not reach the jail.
             .process_group(0)
             .kill_on_drop(true);
@@ -118,9 +141,9 @@ impl Jail {
             cmd.pre_exec(move || pre_exec.apply());
         }
         let spawned = cmd.spawn();
-        // bwrap has its own copy (or never will): ours closes now.
-        drop(seccomp);
-        let child = match spawned {
+        // bwrap has its own copies (or never will): ours close now.
+        drop((seccomp, passwd, group, empties, args));
+        let mut child = match spawned {
             Ok(child) => child,
             Err(source) => {
                 if let Some(cgroup) = cgroup {
@@ -132,6 +155,11 @@ impl Jail {
                 });
             }
         };
+        if output == Output::Log
+            && let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take())
+        {
+            tokio::spawn(log::drain(stdout, stderr, config.log_path()));
+        }
         Ok(Jail {
             child,
             cgroup,

@@ -18,7 +18,7 @@
 //! call numbers fail with `EPERM`.
 
 use std::collections::BTreeMap;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 
 use seccompiler::{
@@ -147,21 +147,7 @@ pub fn program_bytes() -> Result<&'static [u8]> {
 /// A memory file holding the filter, positioned at its start, closed on exec (the child
 /// clears that flag for bwrap alone).
 pub(crate) fn program_fd() -> Result<OwnedFd> {
-    let bytes = program_bytes()?;
-    let io = |e| Error::io("write the seccomp filter to", "a memfd", e);
-    // SAFETY: memfd_create with a static name; the new descriptor is owned below.
-    let fd = unsafe { libc::memfd_create(c"mcpgym-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(io(std::io::Error::last_os_error()));
-    }
-    // SAFETY: just created, owned by nothing else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut file = std::fs::File::from(fd);
-    std::io::Write::write_all(&mut file, bytes).map_err(io)?;
-    std::io::Seek::rewind(&mut file).map_err(io)?;
-    let fd = OwnedFd::from(file);
-    debug_assert!(fd.as_raw_fd() > 2);
-    Ok(fd)
+    crate::memfd::with_contents(c"mcpgym-seccomp", program_bytes()?)
 }
 
 fn build() -> std::result::Result<BpfProgram, String> {

@@ -293,8 +293,72 @@ async fn the_servers_executable_and_masked_paths_read_empty() {
         size(&exe),
         size(&masked)
     );
-    let (_, stdout, _) = root.sh(&script).await;
+    let (_, stdout, stderr) = root.sh(&script).await;
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines[..2], ["0", "0"], "{stdout}");
+    assert_eq!(lines.get(..2), Some(&["0", "0"][..]), "{stdout}\n{stderr}");
     assert!(!stdout.contains("sshd_config"), "{stdout}");
+}
+
+/// Forks sleeping children until the kernel refuses, then opens inotify instances until it
+/// refuses, prints both counts and waits on stdin (the children with it).
+const HOG: &str = r#"
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+children = 0
+while children < 5000:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    children += 1
+instances = 0
+while instances < 5000 and libc.inotify_init() >= 0:
+    instances += 1
+print(children, instances, flush=True)
+time.sleep(60)
+"#;
+
+#[tokio::test]
+async fn one_jail_at_its_process_and_inotify_limits_leaves_its_neighbours_room() {
+    let mut hog = Root::new();
+    hog.config.limits.max_processes = Some(64);
+    let command: Vec<OsString> = ["/usr/bin/python3", "-c", HOG].map(OsString::from).to_vec();
+    let mut jail = Jail::spawn_piped(&hog.config, &command).await.unwrap();
+    let (mut out, _err) = jail.take_output().unwrap();
+    let mut line = Vec::new();
+    while !line.ends_with(b"\n") {
+        let mut byte = [0u8];
+        assert_eq!(out.read(&mut byte).await.unwrap(), 1, "the hog ended early");
+        line.push(byte[0]);
+    }
+    let counts: Vec<u64> = String::from_utf8(line)
+        .unwrap()
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    // Each limit held: a few tasks of the 64 are python's and the shell's own.
+    assert!((50..64).contains(&counts[0]), "{counts:?}");
+    if running_as_root() {
+        // A host uid of its own: the host's per-user limit, counted for this jail alone.
+        assert!(counts[1] <= 128, "{counts:?}");
+    } else {
+        assert_eq!(counts[1], 32, "{counts:?}");
+    }
+    // The neighbour, meanwhile, forks and watches as it pleases.
+    let neighbour = Root::new();
+    let fine = neighbour
+        .python(
+            "import ctypes, os\n\
+             libc = ctypes.CDLL(None)\n\
+             assert all(libc.inotify_init() >= 0 for _ in range(8))\n\
+             pids = [os.fork() or os._exit(0) for _ in range(16)]\n\
+             [os.waitpid(p, 0) for p in pids]\n\
+             print(\"fine\")",
+        )
+        .await;
+    assert_eq!(fine, "fine");
+    jail.kill().await;
 }

@@ -16,6 +16,11 @@ pub struct QuotaArgs {
     /// Size of each jail's /dev/shm.
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     pub shm_size: u64,
+    /// Most CPU each jail may use, in cores (e.g. 1.5). Needs the cgroup cpu controller
+    /// (root, or a delegated cgroup v2 subtree). Without it jails still share the CPU by
+    /// weight, one share per jail, wherever that controller is usable.
+    #[arg(long, value_name = "CORES", value_parser = parse_cores)]
+    pub cpu_quota: Option<u64>,
 }
 
 impl QuotaArgs {
@@ -32,9 +37,23 @@ impl QuotaArgs {
             home_bytes: Some(self.home_size),
             tmp_bytes: Some(self.tmp_size),
             shm_bytes: Some(self.shm_size),
+            cpu_millicores: self.cpu_quota.or(limits.cpu_millicores),
             ..limits
         }
     }
+}
+
+/// A number of cores (a decimal, at least 0.01), as thousandths of a core.
+fn parse_cores(text: &str) -> Result<u64, String> {
+    let cores: f64 = text.trim().parse().map_err(|_| {
+        format!("{text:?} is not a number of cores: give a decimal such as 1 or 1.5")
+    })?;
+    if !cores.is_finite() || !(0.01..=4096.0).contains(&cores) {
+        return Err(format!(
+            "{text:?} cores is out of range: give between 0.01 and 4096"
+        ));
+    }
+    Ok((cores * 1000.0).round() as u64)
 }
 
 /// A size in bytes: a whole number with an optional K, M or G suffix (powers of 1024).
@@ -74,6 +93,16 @@ mod tests {
         assert_eq!(quotas.home_size, 1 << 30);
         assert_eq!(quotas.tmp_size, 512 << 20);
         assert_eq!(quotas.shm_size, 64 << 20);
+    }
+
+    #[test]
+    fn cores_are_decimals_in_range() {
+        assert_eq!(parse_cores("1.5"), Ok(1500));
+        assert_eq!(parse_cores(" 2 "), Ok(2000));
+        for bad in ["", "x", "0", "-1", "NaN", "inf", "1e9"] {
+            let error = parse_cores(bad).unwrap_err();
+            assert!(error.contains("cores"), "{bad}: {error}");
+        }
     }
 
     #[test]
