@@ -595,6 +595,60 @@ async fn desktop_battery(run_as: RunAs) {
     assert_held(&format!("typed ({run_as:?})"), &report, &[]);
     assert_eq!(report.lines().filter(|l| l.starts_with("HELD")).count(), 7);
 
+    // Every process and inotify instance the terminal's jail can take, kept, while the
+    // victim runs a command and a third desktop starts.
+    let hog = format!(
+        "python3 -c \"$(echo {} | base64 -d)\" > hog.txt &",
+        b64(&format!("{HOG_CELL}\nimport time\ntime.sleep(600)\n"))
+    );
+    let typing = act(&attacker, "type", json!({ "text": hog })).await;
+    assert!(!is_error(&typing), "{}", text(&typing));
+    act(&attacker, "key", json!({ "text": "Return" })).await;
+    // Read from the host through the server's own view of its files (without root they
+    // live in its private mount namespace): as root, the attacker's own commands share the
+    // episode's host uid with the hog and fail now.
+    let episodes = format!("/proc/{0}/root/tmp/mcpgym-desktop-{0}", server.pid());
+    let mut report = String::new();
+    for _ in 0..300 {
+        let found = Command::new("find")
+            .args([&episodes, "-name", "hog.txt", "-exec", "cat", "{}", ";"])
+            .output()
+            .expect("find runs");
+        report = String::from_utf8_lossy(&found.stdout).into_owned();
+        if report.contains("instances") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        report.contains("instances"),
+        "the hog did not report: {report}"
+    );
+    let children: u64 = report
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_default();
+    assert!(children >= 200, "the hog stopped early: {report}");
+    let alive = act(&victim, "run_command", json!({"command": "echo alive"})).await;
+    assert!(
+        !is_error(&alive) && text(&alive).contains("alive"),
+        "a neighbour's command failed beside the hog ({report}): {}",
+        text(&alive)
+    );
+    let (third_id, third) = episode(
+        &server,
+        NewEpisode::default()
+            .env("desktop")
+            .task("desktop-train-000"),
+    )
+    .await;
+    let shot = act(&third, "computer", json!({"action": "screenshot"})).await;
+    assert!(!is_error(&shot), "{}", text(&shot));
+    let works = act(&third, "run_command", json!({"command": "echo works"})).await;
+    assert!(text(&works).contains("works"), "{}", text(&works));
+    delete(&server, &third_id).await;
+
     // Printing gigabytes through run_command leaves the server's memory where it was.
     let before = rss_kib(&server);
     let flood = act(
@@ -615,6 +669,207 @@ async fn desktop_battery(run_as: RunAs) {
     assert!(text(&check).contains(&marker), "{}", text(&check));
     delete(&server, &victim_id).await;
     assert_host_untouched();
+}
+
+/// Forks children that sleep until the kernel refuses another, then opens inotify instances
+/// until it refuses, and prints both counts: an episode taking every process and inotify
+/// instance it can, and keeping them.
+const HOG_CELL: &str = r#"
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+children = 0
+while children < 20000:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(600)
+        os._exit(0)
+    children += 1
+instances = 0
+while instances < 20000 and libc.inotify_init() >= 0:
+    instances += 1
+print("children", children, "instances", instances, flush=True)
+"#;
+
+/// Children that together touch `@MEM_MB@` MiB, 256 MiB each, hold it for a moment and
+/// exit 0; the script exits 0 (an escape) when every one of them did.
+const MEMORY_FLOOD: &str = r#"python3 -c '
+import os, time
+pids = []
+for _ in range(@MEM_MB@ // 256):
+    pid = os.fork()
+    if pid == 0:
+        block = b"\1" * (256 << 20)
+        time.sleep(3)
+        os._exit(0)
+    pids.append(pid)
+survivors = sum(os.waitpid(p, 0)[1] == 0 for p in pids)
+print("survivors", survivors, "of", len(pids))
+raise SystemExit(0 if survivors == len(pids) else 1)
+' && echo "ESCAPE memory_flood" || echo "HELD memory_flood"; echo END"#;
+
+/// Eight processes that spin for a minute, each in a session of its own (so that a
+/// scheduler grouping by session gives it no bound either).
+const CPU_HOG_CELL: &str = r#"
+import subprocess, sys
+spin = "import time\nend = time.time() + 60\nwhile time.time() < end: pass"
+hogs = [subprocess.Popen([sys.executable, "-c", spin], start_new_session=True) for _ in range(8)]
+print("spinning", len(hogs))
+"#;
+
+/// Seconds a fixed loop takes in `client`'s kernel (the least of three runs).
+async fn timed_loop(client: &Client) -> f64 {
+    let cell = act(
+        client,
+        "add_and_execute_code_cell",
+        json!({"code": "import time\nbest = 1e9\nfor _ in range(3):\n    t = time.perf_counter(); sum(range(5 * 10**7)); best = min(best, time.perf_counter() - t)\nprint(best)"}),
+    )
+    .await;
+    let output = text(&cell);
+    output
+        .split_whitespace()
+        .find_map(|word| word.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {output}"))
+}
+
+/// Whether the server with `pid` put its jails in cgroups (it creates `mcpgym-<pid>-…`).
+fn has_cgroups(pid: u32) -> bool {
+    let found = Command::new("find")
+        .args(["/sys/fs/cgroup", "-maxdepth", "8", "-name"])
+        .arg(format!("mcpgym-{pid}-*"))
+        .output()
+        .expect("find runs");
+    !found.stdout.is_empty()
+}
+
+/// One episode takes every process and inotify instance it can, floods memory and spins
+/// the CPU; meanwhile a second episode runs commands and cells, and a third is created and
+/// works. Process and inotify limits hold per episode with and without root; memory and CPU
+/// are bounded where the server can make cgroups (root here, or a delegated subtree).
+async fn jupyter_neighbours(run_as: RunAs) {
+    let installed = Installed::new(&format!("neighbours-{run_as:?}"));
+    let server = start_server(
+        &installed,
+        run_as,
+        &["jupyter", "--max-turns", "100", "--cell-timeout", "120"],
+    );
+    let new = || NewEpisode::default().env("jupyter").task("classic/0");
+    let (neighbour_id, neighbour) = episode(&server, new()).await;
+    let (attacker_id, attacker) = episode(&server, new()).await;
+    let hog = act(
+        &attacker,
+        "add_and_execute_code_cell",
+        json!({ "code": HOG_CELL }),
+    )
+    .await;
+    let report = text(&hog);
+    let count = |name: &str| -> u64 {
+        let words: Vec<&str> = report.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == name);
+        at.and_then(|i| words.get(i + 1)?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} count in {report}"))
+    };
+    // The attacker hit its own limits: 256 tasks (a few are the kernel's threads), and its
+    // inotify instances (32 in a namespace of its own; 128, the host's per-uid limit, for a
+    // host uid of its own).
+    assert!((200..256).contains(&count("children")), "{report}");
+    let instances = count("instances");
+    assert!(instances == 32 || instances == 128, "{report}");
+
+    let alive = act(
+        &neighbour,
+        "execute_shell_command",
+        json!({"command": "echo alive"}),
+    )
+    .await;
+    assert!(
+        !is_error(&alive) && text(&alive).contains("alive"),
+        "a neighbour's command failed beside the hog: {}",
+        text(&alive)
+    );
+    let forks = act(
+        &neighbour,
+        "add_and_execute_code_cell",
+        json!({"code": "import ctypes, os\nlibc = ctypes.CDLL(None)\nassert all(libc.inotify_init() >= 0 for _ in range(8))\npids = [os.fork() or os._exit(0) for _ in range(32)]\nprint('forked', sum(os.waitpid(p, 0)[1] == 0 for p in pids))"}),
+    )
+    .await;
+    assert!(
+        text(&forks).contains("forked 32"),
+        "a neighbour could not fork or watch beside the hog: {}",
+        text(&forks)
+    );
+    let (third_id, third) = episode(&server, new()).await;
+    let answer = act(
+        &third,
+        "add_and_execute_code_cell",
+        json!({"code": "6 * 7"}),
+    )
+    .await;
+    assert!(text(&answer).contains("42"), "{}", text(&answer));
+    delete(&server, &third_id).await;
+    delete(&server, &attacker_id).await;
+
+    let cgroups = has_cgroups(server.pid());
+    let (attacker_id, attacker) = episode(&server, new()).await;
+    // Memory: 3 GiB across processes, over the 2 GiB limit of a jail.
+    let flood = act(
+        &attacker,
+        "execute_shell_command",
+        json!({"command": MEMORY_FLOOD.replace("@MEM_MB@", "3072")}),
+    )
+    .await;
+    if cgroups {
+        assert_held(
+            &format!("memory ({run_as:?})"),
+            &text(&flood),
+            &["memory_flood"],
+        );
+    } else {
+        eprintln!(
+            "memory ({run_as:?}): no cgroup to bound a jail's memory as a whole (only per process): {}",
+            text(&flood)
+        );
+    }
+
+    // CPU: the neighbour's loop, alone and beside eight spinning processes.
+    let alone = timed_loop(&neighbour).await;
+    let spin = act(
+        &attacker,
+        "add_and_execute_code_cell",
+        json!({ "code": CPU_HOG_CELL }),
+    )
+    .await;
+    assert!(text(&spin).contains("spinning 8"), "{}", text(&spin));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let beside = timed_loop(&neighbour).await;
+    let ratio = beside / alone;
+    eprintln!(
+        "cpu ({run_as:?}): the neighbour's loop took {alone:.3} s alone and {beside:.3} s beside the hog: {ratio:.2}x"
+    );
+    if cgroups {
+        assert!(
+            ratio <= 1.5,
+            "a neighbour ran {ratio:.2}x slower beside a CPU hog ({alone:.3} s, then {beside:.3} s)"
+        );
+    }
+    delete(&server, &attacker_id).await;
+    delete(&server, &neighbour_id).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jupyter_neighbours_hold_as_root() {
+    if can_run() {
+        jupyter_neighbours(RunAs::Root).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jupyter_neighbours_hold_as_an_ordinary_user() {
+    if can_run() {
+        jupyter_neighbours(RunAs::User).await;
+    }
 }
 
 /// A fresh random-looking string without another dependency.
