@@ -3,12 +3,16 @@
 //! Best effort by design. Where the hierarchy is not writable (no root, a read-only
 //! `/sys/fs/cgroup`, cgroup v2 without the controllers delegated to us) the jail runs with
 //! rlimits only. We nest under the cgroup this process is already in, so limits set on us by
-//! a supervisor still hold. The standard mount layout (`/sys/fs/cgroup/<controller>` for v1,
-//! `/sys/fs/cgroup` for v2) is assumed rather than read from `/proc/self/mountinfo`.
+//! a supervisor still hold. On cgroup v2, [`use_delegated_cgroup`] first makes that cgroup
+//! able to hold jail cgroups where it is ours to change (root, systemd's `Delegate=yes`, a
+//! container's own writable hierarchy). The standard mount layout
+//! (`/sys/fs/cgroup/<controller>` for v1, `/sys/fs/cgroup` for v2) is assumed rather than
+//! read from `/proc/self/mountinfo`.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::Limits;
@@ -42,7 +46,7 @@ impl Cgroup {
         let mut settings: Vec<(PathBuf, &str, String)> = Vec::new();
         let quota = limits.cpu_millicores.map(|m| m * CPU_PERIOD_US / 1000);
         if Path::new(ROOT).join("cgroup.controllers").exists() {
-            let parent = v2_path(&own)?;
+            let parent = v2_parent(&own)?;
             let delegated = std::fs::read_to_string(parent.join("cgroup.subtree_control")).ok()?;
             let has = |controller| delegated.split_whitespace().any(|c| c == controller);
             let dir = parent.join(&leaf);
@@ -164,7 +168,7 @@ pub(crate) fn parents() -> Vec<PathBuf> {
         return Vec::new();
     };
     if Path::new(ROOT).join("cgroup.controllers").exists() {
-        v2_path(&own).into_iter().collect()
+        v2_parent(&own).into_iter().collect()
     } else {
         ["pids", "memory", "cpu"]
             .into_iter()
@@ -222,6 +226,73 @@ fn v1_path(own: &str, controller: &str) -> Option<PathBuf> {
     })
 }
 
+/// The cgroup v2 directory [`use_delegated_cgroup`] prepared for jail cgroups.
+static DELEGATED: OnceLock<PathBuf> = OnceLock::new();
+
+/// The v2 directory jail cgroups are made in: the one [`use_delegated_cgroup`] prepared, or
+/// our own.
+fn v2_parent(own: &str) -> Option<PathBuf> {
+    DELEGATED.get().cloned().or_else(|| v2_path(own))
+}
+
+/// The controllers a jail's cgroup v2 uses, required ones first.
+const V2_CONTROLLERS: [&str; 3] = ["pids", "memory", "cpu"];
+
+/// On cgroup v2, makes the cgroup this process started in able to hold jail cgroups with
+/// the pids, memory and (where offered) cpu controllers, and returns it; `None` where that is
+/// not ours to do (cgroup v1, a read-only or foreign hierarchy, a controller not offered).
+///
+/// Why: cgroup v2 enables a controller for a cgroup's children only while the cgroup itself
+/// holds no process, and a service given a delegated cgroup (systemd's `Delegate=yes`, a
+/// container's own hierarchy) starts inside it. So every process there moves into a leaf
+/// `mcpgym-<pid>-server` first, then the controllers are enabled, and jails become its
+/// siblings. Call it once at start-up, before any jail; blocking (file system).
+pub fn use_delegated_cgroup() -> Option<PathBuf> {
+    if !Path::new(ROOT).join("cgroup.controllers").exists() {
+        return None;
+    }
+    let own = v2_path(&std::fs::read_to_string("/proc/self/cgroup").ok()?)?;
+    let prepared = delegate(&own, std::process::id())
+        .inspect_err(|error| {
+            tracing::info!(cgroup = %own.display(), %error, "cgroup not delegated to us; jails get rlimits only");
+        })
+        .ok()?;
+    Some(DELEGATED.get_or_init(|| prepared).clone())
+}
+
+/// The work of [`use_delegated_cgroup`] on the cgroup directory `dir`, for the server `pid`.
+fn delegate(dir: &Path, pid: u32) -> std::io::Result<PathBuf> {
+    let read = |file: &str| std::fs::read_to_string(dir.join(file));
+    let enabled = read("cgroup.subtree_control")?;
+    let is_enabled = |c: &str| enabled.split_whitespace().any(|e| e == c);
+    if is_enabled("pids") && is_enabled("memory") {
+        return Ok(dir.to_owned());
+    }
+    let offered = read("cgroup.controllers")?;
+    let wanted: Vec<&str> = V2_CONTROLLERS
+        .into_iter()
+        .filter(|c| offered.split_whitespace().any(|o| o == *c))
+        .collect();
+    if !wanted.starts_with(&["pids", "memory"]) {
+        return Err(std::io::Error::other(format!(
+            "the controllers offered are {:?}, without pids and memory",
+            offered.trim()
+        )));
+    }
+    let leaf = dir.join(format!("mcpgym-{pid}-server"));
+    match std::fs::create_dir(&leaf) {
+        Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => return Err(error),
+        _ => {}
+    }
+    // Every process of the cgroup, ours and any other (a wrapper shell, a container's init).
+    for process in read("cgroup.procs")?.split_whitespace() {
+        std::fs::write(leaf.join("cgroup.procs"), process)?;
+    }
+    let enable: Vec<String> = wanted.iter().map(|c| format!("+{c}")).collect();
+    std::fs::write(dir.join("cgroup.subtree_control"), enable.join(" "))?;
+    Ok(dir.to_owned())
+}
+
 /// Our v2 cgroup directory, from the `0::` line of `/proc/self/cgroup`.
 fn v2_path(own: &str) -> Option<PathBuf> {
     own.lines()
@@ -232,6 +303,43 @@ fn v2_path(own: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory shaped like a cgroup v2 one (the files the kernel would show), for the
+    /// one step this machine's cgroups cannot show: what a delegated cgroup is made into.
+    fn fake_cgroup(offered: &str, procs: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcpgym-fake-cgroup-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cgroup.controllers"), offered).unwrap();
+        std::fs::write(dir.join("cgroup.subtree_control"), "").unwrap();
+        std::fs::write(dir.join("cgroup.procs"), procs).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_delegated_cgroup_moves_its_processes_to_a_leaf_and_enables_the_controllers() {
+        let dir = fake_cgroup("cpuset cpu io memory pids\n", "41\n42\n");
+        assert_eq!(delegate(&dir, 42).unwrap(), dir);
+        let leaf = dir.join("mcpgym-42-server");
+        // The kernel moves each pid written; a plain file keeps the last.
+        assert_eq!(
+            std::fs::read_to_string(leaf.join("cgroup.procs")).unwrap(),
+            "42"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap(),
+            "+pids +memory +cpu"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let without_memory = fake_cgroup("cpu pids\n", "42\n");
+        let error = delegate(&without_memory, 42).unwrap_err();
+        assert!(
+            error.to_string().contains("without pids and memory"),
+            "{error}"
+        );
+        assert!(!without_memory.join("mcpgym-42-server").exists());
+        std::fs::remove_dir_all(&without_memory).unwrap();
+    }
 
     #[test]
     fn finds_own_cgroup_paths() {

@@ -50,6 +50,7 @@ pub mod seccomp;
 mod stale;
 mod uid;
 
+pub use cgroup::use_delegated_cgroup;
 pub use config::{Bind, JailConfig, RUN_BYTES};
 pub use error::{Error, Result};
 pub use limits::Limits;

@@ -104,7 +104,7 @@ pub(super) struct PreExec {
     /// inherited across `exec` by this child only.
     setup_fds: Vec<libc::c_int>,
     /// Files written right after entering the jail's own user namespace, when it gets one.
-    own_namespace: Option<Vec<(CString, Vec<u8>)>>,
+    own_namespace: Option<OwnNamespace>,
 }
 
 impl PreExec {
@@ -130,18 +130,13 @@ impl PreExec {
         let own_namespace = (run_as.is_none() && !crate::running_as_root()).then(|| {
             // SAFETY: geteuid and getegid cannot fail.
             let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-            let mut files = vec![
-                (c"/proc/self/setgroups".to_owned(), b"deny".to_vec()),
-                (
-                    c"/proc/self/uid_map".to_owned(),
-                    format!("{uid} {uid} 1").into_bytes(),
-                ),
-                (
-                    c"/proc/self/gid_map".to_owned(),
-                    format!("{gid} {gid} 1").into_bytes(),
-                ),
+            let file = |path: &std::ffi::CStr, text: String| (path.to_owned(), text.into_bytes());
+            let maps = vec![
+                file(c"/proc/self/setgroups", "deny".into()),
+                file(c"/proc/self/uid_map", format!("{uid} {uid} 1")),
+                file(c"/proc/self/gid_map", format!("{gid} {gid} 1")),
             ];
-            for (path, value) in [
+            let limits = [
                 (
                     c"/proc/sys/user/max_inotify_instances",
                     limits.inotify_instances,
@@ -150,12 +145,11 @@ impl PreExec {
                     c"/proc/sys/user/max_inotify_watches",
                     limits.inotify_watches,
                 ),
-            ] {
-                if let Some(value) = value {
-                    files.push((path.to_owned(), value.to_string().into_bytes()));
-                }
-            }
-            files
+            ]
+            .into_iter()
+            .filter_map(|(path, value)| Some(file(path, value?.to_string())))
+            .collect();
+            OwnNamespace { maps, limits }
         });
         PreExec {
             rlimits: limits.rlimits(),
@@ -178,13 +172,18 @@ impl PreExec {
         for procs in &self.cgroup_procs {
             write_file(procs, b"0")?;
         }
-        if let Some(files) = &self.own_namespace {
+        if let Some(namespace) = &self.own_namespace {
             // SAFETY: unshare(2) with a namespace flag only; the child has a single thread.
             if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
                 return Err(io::Error::last_os_error());
             }
-            for (path, contents) in files {
+            for (path, contents) in &namespace.maps {
                 write_file(path, contents)?;
+            }
+            // Best effort: a container may mount /proc/sys read-only, and then the host's
+            // per-user inotify limits are the only ones.
+            for (path, contents) in &namespace.limits {
+                let _ = write_file(path, contents);
             }
         }
         for &(resource, value) in &self.rlimits {
@@ -210,6 +209,14 @@ impl PreExec {
         }
         Ok(())
     }
+}
+
+/// The files that make a jail's own user namespace.
+struct OwnNamespace {
+    /// `setgroups`, `uid_map` and `gid_map`, which must all be written.
+    maps: Vec<(CString, Vec<u8>)>,
+    /// The namespace's inotify limits.
+    limits: Vec<(CString, Vec<u8>)>,
 }
 
 /// Writes `contents` to the existing file at `path` in one `write`. Async-signal-safe.

@@ -362,3 +362,35 @@ async fn one_jail_at_its_process_and_inotify_limits_leaves_its_neighbours_room()
     assert_eq!(fine, "fine");
     jail.kill().await;
 }
+
+#[tokio::test]
+async fn a_cpu_quota_caps_the_jail_or_refuses_where_no_cgroup_can() {
+    let mut root = Root::new();
+    root.config.limits.cpu_millicores = Some(250);
+    let spin = "import os, time\nend = time.time() + 1\nwhile time.time() < end: pass\nt = os.times()\nprint(t.user + t.system)";
+    let command: Vec<OsString> = ["/usr/bin/python3", "-c", spin]
+        .map(OsString::from)
+        .to_vec();
+    match Jail::spawn_piped(&root.config, &command).await {
+        Ok(mut jail) => {
+            assert!(jail.has_cgroup());
+            let (mut out, _err) = jail.take_output().unwrap();
+            let mut stdout = String::new();
+            out.read_to_string(&mut stdout).await.unwrap();
+            jail.wait().await.unwrap();
+            let used: f64 = stdout.trim().parse().unwrap_or_else(|_| panic!("{stdout}"));
+            // A quarter of a core over one second of spinning, with room for the start.
+            assert!(
+                used < 0.5,
+                "the jail used {used} s of CPU in 1 s under a 0.25-core quota"
+            );
+        }
+        Err(error) => {
+            assert!(
+                matches!(error, mcpgym_jail::Error::CpuQuotaUnenforceable),
+                "{error}"
+            );
+            assert!(error.to_string().contains("--cpu-quota"), "{error}");
+        }
+    }
+}

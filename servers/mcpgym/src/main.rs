@@ -192,6 +192,11 @@ fn main() -> anyhow::Result<()> {
         if let Err(error) = mcpgym_sandbox::jail::enter_private_mount_namespace() {
             tracing::warn!(%error, "cannot enter a private mount namespace; jail homes will have no size limit");
         }
+        // On cgroup v2, a cgroup delegated to us holds the jails' cgroups (memory, tasks and
+        // CPU per jail without root).
+        if let Some(cgroup) = mcpgym_sandbox::jail::use_delegated_cgroup() {
+            tracing::debug!(cgroup = %cgroup.display(), "jail cgroups go here");
+        }
     }
     if !matches!(
         cli.command,
