@@ -599,7 +599,7 @@ async fn desktop_battery(run_as: RunAs) {
     // victim runs a command and a third desktop starts.
     let hog = format!(
         "python3 -c \"$(echo {} | base64 -d)\" > hog.txt &",
-        b64(&format!("{HOG_CELL}\nimport time\ntime.sleep(600)\n"))
+        b64(&format!("{HOG_CELL}\ntime.sleep(600)\n"))
     );
     let typing = act(&attacker, "type", json!({ "text": hog })).await;
     assert!(!is_error(&typing), "{}", text(&typing));
@@ -671,27 +671,8 @@ async fn desktop_battery(run_as: RunAs) {
     assert_host_untouched();
 }
 
-/// Forks children that sleep until the kernel refuses another, then opens inotify instances
-/// until it refuses, and prints both counts: an episode taking every process and inotify
-/// instance it can, and keeping them.
-const HOG_CELL: &str = r#"
-import ctypes, os, time
-libc = ctypes.CDLL(None, use_errno=True)
-children = 0
-while children < 20000:
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(600)
-        os._exit(0)
-    children += 1
-instances = 0
-while instances < 20000 and libc.inotify_init() >= 0:
-    instances += 1
-print("children", children, "instances", instances, flush=True)
-"#;
+/// An episode taking every process and inotify instance it can (see the script).
+const HOG_CELL: &str = include_str!("data/hog.py");
 
 /// Children that together touch `@MEM_MB@` MiB, 256 MiB each, hold it for a moment and
 /// exit 0; the script exits 0 (an escape) when every one of them did.
