@@ -252,7 +252,10 @@ async fn capacity_is_enforced_with_503() {
         .await
         .unwrap_err();
     assert_eq!(code_of(&full), 503);
-    assert!(full.to_string().contains("maximum of 2 episodes"), "{full}");
+    assert!(
+        full.to_string().contains("maximum of 2 live episodes"),
+        "{full}"
+    );
     // Sessions that would need a new episode get a protocol error, not a hang.
     let client = server.legacy_client("/mcp").await;
     let error = client
@@ -260,12 +263,77 @@ async fn capacity_is_enforced_with_503() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(error.contains("maximum of 2 episodes"), "{error}");
+    assert!(error.contains("maximum of 2 live episodes"), "{error}");
     // Deleting frees a place.
     server.close(&first.id).await;
     let result = guess(&client, "crane").await;
     assert_eq!(step(&result)["turn"], 1);
     client.cancel().await.unwrap();
+}
+
+/// A finished episode frees its place at once and stays readable until newer finished ones
+/// push it out of `--max-finished`.
+#[tokio::test]
+async fn a_finished_episode_frees_its_place_and_stays_readable() {
+    let server = HttpServer::start(&[
+        "wordle",
+        "--max-episodes",
+        "1",
+        "--max-turns",
+        "1",
+        "--max-finished",
+        "1",
+    ]);
+    let control = server.control();
+    let first = server.create(NewEpisode::default()).await;
+    let full = control
+        .create_episode(&NewEpisode::default())
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&full), 503);
+    let last = control
+        .call(&first.id, "guess", json!({"word": "crane"}))
+        .await
+        .unwrap();
+    assert!(last.done && last.truncated, "{last:?}");
+    // Its place is free; it still reads as it ended.
+    let second = server.create(NewEpisode::default()).await;
+    let status = control.status(&first.id).await.unwrap();
+    assert!(status.done && status.turn == 1, "{status:?}");
+    assert_eq!(
+        control.trajectory(&first.id).await.unwrap().lines().count(),
+        1
+    );
+    let again = control
+        .call(&first.id, "guess", json!({"word": "slate"}))
+        .await
+        .unwrap();
+    assert!(again.is_error && again.turn == 1, "{again:?}");
+    let listed = server.get_json("/episodes").await;
+    assert_eq!(listed["total"], 2, "{listed}");
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("mcpgym_episodes_live 1"), "{metrics}");
+    assert!(
+        metrics.contains("mcpgym_episodes_finished_held 1"),
+        "{metrics}"
+    );
+    // A newer finished episode pushes it out of the one place for finished ones.
+    control
+        .call(&second.id, "guess", json!({"word": "crane"}))
+        .await
+        .unwrap();
+    let forgotten = control.status(&first.id).await.unwrap_err();
+    assert_eq!(code_of(&forgotten), 404);
+    assert!(
+        forgotten.to_string().contains("--max-finished"),
+        "{forgotten}"
+    );
+    let metrics = server.metrics().await;
+    assert!(
+        metrics.contains("mcpgym_episodes_finished_dropped_total 1"),
+        "{metrics}"
+    );
+    assert!(control.status(&second.id).await.unwrap().done);
 }
 
 #[tokio::test]
@@ -553,7 +621,7 @@ async fn concurrent_creates_stop_exactly_at_max_episodes() {
             201 => created += 1,
             503 => {
                 let (_, message) = error_of(response).await;
-                assert!(message.contains("maximum of 10 episodes"), "{message}");
+                assert!(message.contains("maximum of 10 live episodes"), "{message}");
                 refused += 1;
             }
             other => panic!("unexpected status {other}"),
@@ -578,7 +646,7 @@ async fn concurrent_creates_stop_exactly_at_max_episodes() {
     )
     .await;
     let message = call["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("maximum of 10 episodes"), "{call}");
+    assert!(message.contains("maximum of 10 live episodes"), "{call}");
 }
 
 /// A POST to an MCP endpoint with the headers the transport requires and a raw body.

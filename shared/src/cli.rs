@@ -61,9 +61,15 @@ pub struct CommonArgs {
     #[arg(long, value_name = "NAME", env = "MCPGYM_REPLICA")]
     pub replica: Option<ReplicaName>,
 
-    /// Most episodes held at once; past it, new episodes are refused with 503.
+    /// Most live episodes held at once; past it, new episodes are refused with 503. A
+    /// finished episode holds no place: its kernel or display is released when it finishes.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_episodes: usize,
+
+    /// Most finished episodes kept readable (status, reward, trajectory, exports) after they
+    /// end; the oldest to finish is forgotten first.
+    #[arg(long, value_name = "N", default_value_t = crate::hub::DEFAULT_MAX_FINISHED)]
+    pub max_finished: usize,
 
     /// Close episodes idle for this many seconds, releasing what they hold.
     #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
@@ -149,6 +155,7 @@ impl CommonArgs {
             trajectory_dir: self.trajectory_dir.clone(),
             trajectory_images: self.trajectory_images,
             max_episodes: self.max_episodes,
+            max_finished: self.max_finished,
             idle_ttl: Duration::from_secs(self.idle_ttl),
             default_task: self.task.clone(),
             default_seed: self.seed,

@@ -112,6 +112,21 @@ pub struct Episode {
     image_steps: u64,
     /// Whether the trajectory's end record has been queued.
     ended: bool,
+    /// What a finished episode still answers once its state is released ([`Episode::retire`]).
+    retired: Option<Retired>,
+}
+
+/// What a finished episode keeps of its state after [`Episode::retire`]: enough to answer
+/// every read and every further call as it would have.
+struct Retired {
+    /// The environment's answer to a call on a finished episode.
+    over_message: String,
+    /// The task's prompt.
+    prompt: Option<String>,
+    /// Every document the environment exported at the end.
+    exports: Vec<(String, crate::env::Export)>,
+    /// What the environment revealed.
+    revealed: JsonObject,
 }
 
 impl std::fmt::Debug for Episode {
@@ -180,6 +195,7 @@ impl Episode {
             recent_images: VecDeque::new(),
             image_steps: 0,
             ended: false,
+            retired: None,
         }
     }
 
@@ -198,7 +214,10 @@ impl Episode {
     pub async fn step(&mut self, tool: &str, arguments: JsonObject) -> StepRecord {
         let started = Instant::now();
         let Some(state) = self.state.as_mut() else {
-            return self.frozen("The episode has been closed; start a new episode.");
+            return match &self.retired {
+                Some(retired) => self.frozen(&retired.over_message),
+                None => self.frozen("The episode has been closed; start a new episode."),
+            };
         };
         if self.done {
             let message = state.over_message().to_owned();
@@ -405,8 +424,9 @@ impl Episode {
 
     /// What the environment reveals: empty until the episode is done.
     pub fn revealed(&self) -> JsonObject {
-        match (&self.state, self.done) {
-            (Some(state), true) => state.reveal(),
+        match (&self.state, &self.retired, self.done) {
+            (Some(state), _, true) => state.reveal(),
+            (None, Some(retired), _) => retired.revealed.clone(),
             _ => JsonObject::new(),
         }
     }
@@ -414,12 +434,53 @@ impl Episode {
     /// The task's prompt (see [`EpisodeState::prompt`]); `None` once closed or when the
     /// environment has none.
     pub fn prompt(&mut self) -> Option<String> {
-        self.state.as_mut()?.prompt()
+        match (&mut self.state, &self.retired) {
+            (Some(state), _) => state.prompt(),
+            (None, Some(retired)) => retired.prompt.clone(),
+            (None, None) => None,
+        }
     }
 
     /// A document the episode's environment exports, if it has one by that name.
     pub fn export(&self, name: &str) -> Option<crate::env::Export> {
-        self.state.as_ref()?.export(name)
+        match (&self.state, &self.retired) {
+            (Some(state), _) => state.export(name),
+            (None, Some(retired)) => retired
+                .exports
+                .iter()
+                .find(|(exported, _)| exported == name)
+                .map(|(_, export)| export.clone()),
+            (None, None) => None,
+        }
+    }
+
+    /// Once the episode is done: keeps what its reads and further calls still need (the
+    /// prompt, the documents `exports` names, what it reveals, the environment's "over"
+    /// message, the last observation image), ends its trajectory file, and hands back the
+    /// environment's state for the caller to close (which releases a kernel or a display
+    /// while the episode stays readable). `None` while it is not done or once retired.
+    pub fn retire(&mut self, exports: &[&str]) -> Option<Box<dyn EpisodeState>> {
+        if !self.done || self.retired.is_some() {
+            return None;
+        }
+        let mut state = self.state.take()?;
+        self.retired = Some(Retired {
+            over_message: state.over_message().to_owned(),
+            prompt: state.prompt(),
+            exports: exports
+                .iter()
+                .filter_map(|name| Some(((*name).to_owned(), state.export(name)?)))
+                .collect(),
+            revealed: state.reveal(),
+        });
+        while self.recent_images.len() > 1 {
+            self.recent_images.pop_front();
+        }
+        self.write_end();
+        if let Some(sink) = &self.sink {
+            sink.close(&self.id);
+        }
+        Some(state)
     }
 
     /// The trajectory's step records after turn `after` as JSON Lines (each record ends with
@@ -436,7 +497,8 @@ impl Episode {
         out
     }
 
-    /// Releases what the episode holds. Safe to call more than once.
+    /// Releases what the episode holds. Safe to call more than once, and after
+    /// [`Episode::retire`].
     pub async fn close(&mut self) {
         if self.state.is_some() {
             self.write_end();

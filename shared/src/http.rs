@@ -563,7 +563,7 @@ async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
 async fn metrics(State(hub): State<Arc<Hub>>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        hub.metrics().render(hub.live_episodes()),
+        hub.metrics().render(hub.held()),
     )
         .into_response()
 }

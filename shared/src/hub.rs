@@ -11,13 +11,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::{Environment, EpisodeSpec, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
-use crate::metrics::Metrics;
+use crate::metrics::{Held, Metrics};
 use crate::replica::{self, ReplicaName};
 use crate::sessions::LegacySessions;
 use crate::step::StepRecord;
-use crate::store::{CloseReason, EpisodeSlot, EpisodeStore};
+use crate::store::{CloseReason, EpisodeSlot, EpisodeStore, FinishedEpisodes};
 use crate::task::Split;
 use crate::trajectory::{ImagePolicy, TrajectorySink, mime_type_of};
+
+/// Finished episodes kept readable by default.
+pub const DEFAULT_MAX_FINISHED: usize = 4096;
 
 /// Settings shared by every episode a hub starts.
 #[derive(Debug, Clone)]
@@ -28,8 +31,10 @@ pub struct HubSettings {
     pub trajectory_dir: Option<PathBuf>,
     /// Which observation images to write beside the trajectory files.
     pub trajectory_images: ImagePolicy,
-    /// The most episodes held at once.
+    /// The most live episodes held at once (finished ones hold no place).
     pub max_episodes: usize,
+    /// The most finished episodes kept readable; the oldest to finish is forgotten first.
+    pub max_finished: usize,
     /// Episodes idle for longer than this are closed by the reaper.
     pub idle_ttl: Duration,
     /// The task used when a request names none (and the environment has it).
@@ -52,6 +57,7 @@ impl Default for HubSettings {
             trajectory_dir: None,
             trajectory_images: ImagePolicy::default(),
             max_episodes: 10_000,
+            max_finished: DEFAULT_MAX_FINISHED,
             idle_ttl: Duration::from_secs(900),
             default_task: None,
             default_seed: None,
@@ -195,7 +201,7 @@ pub enum HubError {
     },
     /// No live episode has this id.
     #[error(
-        "unknown episode {0:?}: it never existed, was deleted, or was closed after being idle; start one with POST /episodes"
+        "unknown episode {0:?}: it never existed, was deleted, was closed after being idle, or finished before the last --max-finished finished episodes; start one with POST /episodes"
     )]
     UnknownEpisode(String),
     /// The episode id names another replica: the request bypassed the proxy, or named its
@@ -247,7 +253,7 @@ pub enum HubError {
     },
     /// The store is full.
     #[error(
-        "the server already holds its maximum of {0} episodes; delete finished ones with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise --max-episodes"
+        "the server already holds its maximum of {0} live episodes (finished ones hold no place); delete unfinished ones you no longer need with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise --max-episodes"
     )]
     Full(usize),
     /// The tool is not one of the episode's environment's tools.
@@ -301,6 +307,8 @@ pub struct FinishedEpisode {
 pub struct Hub {
     envs: BTreeMap<&'static str, Arc<dyn Environment>>,
     store: EpisodeStore,
+    /// Finished episodes, readable, holding no place in `store`.
+    finished_episodes: FinishedEpisodes,
     /// Legacy MCP sessions, reaped with the episodes.
     sessions: Arc<LegacySessions>,
     finished: std::sync::Mutex<std::collections::VecDeque<FinishedEpisode>>,
@@ -333,6 +341,7 @@ impl Hub {
         Ok(Arc::new(Self {
             metrics: Metrics::new(envs.keys().copied()),
             store: EpisodeStore::new(settings.max_episodes),
+            finished_episodes: FinishedEpisodes::new(settings.max_finished),
             sessions: Arc::new(LegacySessions::named(settings.replica.clone())),
             finished: std::sync::Mutex::new(std::collections::VecDeque::new()),
             envs,
@@ -361,9 +370,18 @@ impl Hub {
         &self.sessions
     }
 
-    /// Episodes held now.
+    /// Live episodes held now (finished ones hold no place).
     pub fn live_episodes(&self) -> usize {
         self.store.len()
+    }
+
+    /// What the server holds now, for the metrics.
+    pub fn held(&self) -> Held {
+        Held {
+            live: self.store.len(),
+            finished: self.finished_episodes.len(),
+            finished_dropped: self.finished_episodes.dropped(),
+        }
     }
 
     fn hosted(&self) -> String {
@@ -475,9 +493,12 @@ impl Hub {
         })
     }
 
-    /// A live episode.
+    /// An episode: a live one, or a finished one still kept readable.
     pub fn episode(&self, id: &str) -> Result<Arc<EpisodeSlot>, HubError> {
-        self.store.get(id).ok_or_else(|| self.not_here(id))
+        self.store
+            .get(id)
+            .or_else(|| self.finished_episodes.get(id))
+            .ok_or_else(|| self.not_here(id))
     }
 
     /// The error for an episode id this replica does not hold: misrouted when the id names
@@ -527,12 +548,17 @@ impl Hub {
                     status.revealed = revealed;
                 }
             });
-            (result, finished_now)
+            let released = if finished_now {
+                episode.retire(slot.env.exports())
+            } else {
+                None
+            };
+            (result, finished_now, released)
         };
         // Closing the episode (delete, reaper, shutdown) drops the call where it stands,
         // whether it waits for the lock or runs (a dropped E2B request interrupts its cell),
         // so the lock frees at once for the close.
-        let (result, finished_now) = tokio::select! {
+        let (result, finished_now, released) = tokio::select! {
             biased;
             reason = slot.closed() => {
                 return Err(HubError::Closed { id: slot.id.to_string(), reason });
@@ -548,6 +574,15 @@ impl Hub {
         }
         if finished_now {
             self.remember_finished(slot.status());
+            // A finished episode holds no place: it leaves the live store for the finished
+            // table (still readable), and its kernel or display is released in the
+            // background.
+            if let Some(finished) = self.store.remove(&slot.id) {
+                self.finished_episodes.insert(finished);
+            }
+            if let Some(state) = released {
+                tokio::spawn(state.close());
+            }
         }
         Ok(result)
     }
@@ -577,9 +612,12 @@ impl Hub {
         ring.iter().cloned().collect()
     }
 
-    /// Live episodes, newest first: at most `limit` of them, with the total.
+    /// Live episodes and the finished ones still readable, newest first: at most `limit` of
+    /// them, with the total.
     pub fn list(&self, limit: usize) -> (Vec<Arc<EpisodeSlot>>, usize) {
         let mut slots = self.store.newest_first();
+        slots.extend(self.finished_episodes.all());
+        slots.sort_by_key(|slot| std::cmp::Reverse(slot.started));
         let total = slots.len();
         slots.truncate(limit);
         (slots, total)
@@ -607,7 +645,7 @@ impl Hub {
     /// lives, from its file after (without the file's header and end records). While a call
     /// runs, this waits for it to finish (the record is written at its end).
     pub async fn trajectory(&self, id: &str, after: u32) -> Result<String, HubError> {
-        if let Some(slot) = self.store.get(id) {
+        if let Ok(slot) = self.episode(id) {
             return Ok(slot.episode.lock().await.trajectory_jsonl(after));
         }
         if let (Some(sink), true) = (&self.sink, is_episode_id(id))
@@ -628,7 +666,7 @@ impl Hub {
         if !is_image_name(name) || !is_episode_id(id) {
             return Err(missing());
         }
-        if let Some(slot) = self.store.get(id) {
+        if let Ok(slot) = self.episode(id) {
             let base64 = slot
                 .episode
                 .lock()
@@ -678,7 +716,11 @@ impl Hub {
     /// as that call has let go. Returns once the close is done; the close finishes even if the
     /// caller stops waiting.
     pub async fn delete(&self, id: &str) -> Result<(), HubError> {
-        let slot = self.store.remove(id).ok_or_else(|| self.not_here(id))?;
+        let slot = self
+            .store
+            .remove(id)
+            .or_else(|| self.finished_episodes.remove(id))
+            .ok_or_else(|| self.not_here(id))?;
         let closing = tokio::spawn(async move { slot.close(CloseReason::Deleted).await });
         if let Err(error) = closing.await {
             tracing::error!(episode = id, %error, "closing a deleted episode failed");
@@ -717,6 +759,7 @@ impl Hub {
     /// Closes every episode (at shutdown), stopping the calls that run on them.
     pub async fn close_all(&self) {
         self.sessions.clear();
+        self.finished_episodes.clear();
         let slots = self.store.drain();
         // Stop every running call first, so no close waits behind another episode's call.
         for slot in &slots {
@@ -788,6 +831,9 @@ mod tests {
         fn default_max_turns(&self) -> u32 {
             10
         }
+        fn exports(&self) -> &[&'static str] {
+            &["notes"]
+        }
         fn start<'a>(
             &'a self,
             _spec: &'a EpisodeSpec,
@@ -806,8 +852,30 @@ mod tests {
                     self.0.release.notified().await;
                 }
                 unfinished.1 = true;
-                StepOutcome::ok("done")
+                match tool {
+                    "finish" => StepOutcome::ok("finished")
+                        .finish(vec![crate::reward::Reward::new("win", 1.0)]),
+                    _ => StepOutcome::ok("done"),
+                }
             })
+        }
+        fn reveal(&self) -> JsonObject {
+            serde_json::json!({"answer": "t"})
+                .as_object()
+                .unwrap()
+                .clone()
+        }
+        fn prompt(&mut self) -> Option<String> {
+            Some("finish it".into())
+        }
+        fn export(&self, name: &str) -> Option<crate::env::Export> {
+            (name == "notes").then(|| crate::env::Export {
+                content_type: "text/plain",
+                body: b"my notes".to_vec(),
+            })
+        }
+        fn over_message(&self) -> &str {
+            "Game over: the answer was t."
         }
         fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
             Box::pin(async move {
@@ -831,6 +899,80 @@ mod tests {
         let hub = Hub::new(vec![Arc::new(env)], HubSettings::default()).unwrap();
         let id = hub.create(CreateEpisode::default()).await.unwrap().id;
         (hub, probe, id)
+    }
+
+    #[tokio::test]
+    async fn a_finished_episode_frees_its_place_at_once_and_stays_readable() {
+        let probe = Arc::new(Probe::default());
+        let tool = |name: &'static str| {
+            Tool::new_with_raw(name, Some(name.into()), crate::schema::no_arguments())
+        };
+        let env = Slow {
+            probe: probe.clone(),
+            tasks: TaskSet::new(vec!["t".into()], Vec::new()),
+            tools: vec![tool("finish"), tool("quick")],
+        };
+        let settings = HubSettings {
+            max_episodes: 1,
+            max_finished: 2,
+            ..HubSettings::default()
+        };
+        let hub = Hub::new(vec![Arc::new(env)], settings).unwrap();
+        let first = hub.create(CreateEpisode::default()).await.unwrap().id;
+        let full = hub.create(CreateEpisode::default()).await.unwrap_err();
+        assert!(matches!(full, HubError::Full(1)), "{full:?}");
+        hub.step(&first, "quick", JsonObject::new()).await.unwrap();
+        let last = hub.step(&first, "finish", JsonObject::new()).await.unwrap();
+        assert!(last.done && last.reward == 1.0, "{last:?}");
+
+        // Its place is free at once, and its state released.
+        let second = hub.create(CreateEpisode::default()).await.unwrap().id;
+        timeout(PROMPT, async {
+            while probe.closes.load(Ordering::SeqCst) < 1 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the finished episode's state is closed");
+
+        // Everything a reader asks of it still answers.
+        let status = hub.status(&first).await.unwrap();
+        assert!(status.done && status.return_ == 1.0 && status.turn == 2);
+        assert_eq!(status.revealed["answer"], "t");
+        assert_eq!(hub.trajectory(&first, 0).await.unwrap().lines().count(), 2);
+        assert_eq!(hub.export(&first, "notes").await.unwrap().body, b"my notes");
+        assert!(
+            hub.prompt(&first)
+                .await
+                .unwrap()
+                .ends_with("Task: finish it")
+        );
+        let again = hub.step(&first, "quick", JsonObject::new()).await.unwrap();
+        assert!(again.is_error && again.turn == 2 && again.reward == 0.0);
+        assert!(format!("{:?}", again.content).contains("Game over: the answer was t."));
+        let held = hub.held();
+        assert_eq!((held.live, held.finished, held.finished_dropped), (1, 1, 0));
+
+        // The finished table keeps the latest two; the oldest goes first.
+        hub.step(&second, "finish", JsonObject::new())
+            .await
+            .unwrap();
+        let third = hub.create(CreateEpisode::default()).await.unwrap().id;
+        hub.step(&third, "finish", JsonObject::new()).await.unwrap();
+        let held = hub.held();
+        assert_eq!((held.live, held.finished, held.finished_dropped), (0, 2, 1));
+        let forgotten = hub.status(&first).await.unwrap_err();
+        assert!(
+            matches!(forgotten, HubError::UnknownEpisode(_)),
+            "{forgotten:?}"
+        );
+        assert!(hub.status(&second).await.unwrap().done);
+
+        // Deleting a finished episode forgets it.
+        hub.delete(&second).await.unwrap();
+        assert!(hub.status(&second).await.is_err());
+        assert_eq!(hub.held().finished, 1);
+        assert_eq!(probe.closes.load(Ordering::SeqCst), 3);
     }
 
     #[tokio::test]

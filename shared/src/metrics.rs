@@ -51,6 +51,17 @@ impl EnvMetrics {
     }
 }
 
+/// What a server holds, for the gauges of [`Metrics::render`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Held {
+    /// Live episodes.
+    pub live: usize,
+    /// Finished episodes kept readable.
+    pub finished: usize,
+    /// Finished episodes forgotten so far to make room.
+    pub finished_dropped: u64,
+}
+
 /// Every environment's counters; the set of environments is fixed at start-up, so the hot path
 /// takes no lock.
 #[derive(Debug, Default)]
@@ -71,15 +82,33 @@ impl Metrics {
         self.by_env.get(env)
     }
 
-    /// The Prometheus text exposition, with `live` episodes as a gauge.
-    pub fn render(&self, live: usize) -> String {
+    /// The Prometheus text exposition, with what the server `held` as gauges.
+    pub fn render(&self, held: Held) -> String {
         let mut out = String::new();
+        let gauges = [
+            (
+                "mcpgym_episodes_live",
+                "Live episodes held now (what --max-episodes bounds).",
+                held.live as u64,
+            ),
+            (
+                "mcpgym_episodes_finished_held",
+                "Finished episodes kept readable now (what --max-finished bounds).",
+                held.finished as u64,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            let _ = writeln!(out, "{name} {value}");
+        }
+        let name = "mcpgym_episodes_finished_dropped_total";
         let _ = writeln!(
             out,
-            "# HELP mcpgym_episodes_live Episodes held in memory now."
+            "# HELP {name} Finished episodes forgotten to make room for newer ones."
         );
-        let _ = writeln!(out, "# TYPE mcpgym_episodes_live gauge");
-        let _ = writeln!(out, "mcpgym_episodes_live {live}");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        let _ = writeln!(out, "{name} {}", held.finished_dropped);
         let counters: [(&str, &str, CounterField); 4] = [
             ("mcpgym_episodes_started_total", "Episodes started.", |m| {
                 &m.episodes_started
@@ -139,8 +168,14 @@ mod tests {
         m.episode_started();
         m.tool_call(Duration::from_micros(80), false);
         m.tool_call(Duration::from_millis(3), true);
-        let text = metrics.render(1);
+        let text = metrics.render(Held {
+            live: 1,
+            finished: 2,
+            finished_dropped: 3,
+        });
         assert!(text.contains("mcpgym_episodes_live 1"));
+        assert!(text.contains("mcpgym_episodes_finished_held 2"));
+        assert!(text.contains("mcpgym_episodes_finished_dropped_total 3"));
         assert!(text.contains("mcpgym_tool_calls_total{env=\"wordle\"} 2"));
         assert!(text.contains("mcpgym_tool_errors_total{env=\"wordle\"} 1"));
         assert!(text.contains("le=\"0.0001\"} 1"));

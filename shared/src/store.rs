@@ -296,3 +296,96 @@ impl EpisodeStore {
         self.episodes.write().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// Finished episodes, kept readable after their environment's state is released: they hold
+/// no place in the [`EpisodeStore`]. Bounded; the oldest to finish goes first.
+#[derive(Debug)]
+pub struct FinishedEpisodes {
+    held: Mutex<FinishedMap>,
+    capacity: usize,
+    dropped: AtomicU64,
+}
+
+/// Finished episodes by id, and their ids oldest first.
+#[derive(Debug, Default)]
+struct FinishedMap {
+    by_id: HashMap<Arc<str>, Arc<EpisodeSlot>>,
+    order: std::collections::VecDeque<Arc<str>>,
+}
+
+impl FinishedEpisodes {
+    /// An empty table holding at most `capacity` episodes.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            held: Mutex::new(FinishedMap::default()),
+            capacity,
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// Keeps a finished episode, dropping the oldest when the table is full.
+    pub fn insert(&self, slot: Arc<EpisodeSlot>) {
+        if self.capacity == 0 {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mut held = self.lock();
+        while held.by_id.len() >= self.capacity {
+            let Some(oldest) = held.order.pop_front() else {
+                break;
+            };
+            if held.by_id.remove(&oldest).is_some() {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        held.order.push_back(slot.id.clone());
+        held.by_id.insert(slot.id.clone(), slot);
+    }
+
+    /// The finished episode with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<EpisodeSlot>> {
+        self.lock().by_id.get(id).cloned()
+    }
+
+    /// Forgets a finished episode (its id stays in the order until it comes up).
+    pub fn remove(&self, id: &str) -> Option<Arc<EpisodeSlot>> {
+        let mut held = self.lock();
+        let slot = held.by_id.remove(id)?;
+        // Ids removed early leave the order only when they reach its front; keep it from
+        // growing past twice the capacity meanwhile.
+        if held.order.len() > 2 * self.capacity.max(1) {
+            let FinishedMap { by_id, order } = &mut *held;
+            order.retain(|id| by_id.contains_key(id));
+        }
+        Some(slot)
+    }
+
+    /// Every finished episode held now.
+    pub fn all(&self) -> Vec<Arc<EpisodeSlot>> {
+        self.lock().by_id.values().cloned().collect()
+    }
+
+    /// Finished episodes held now.
+    pub fn len(&self) -> usize {
+        self.lock().by_id.len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Finished episodes dropped to make room so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Forgets every finished episode (at shutdown).
+    pub fn clear(&self) {
+        *self.lock() = FinishedMap::default();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FinishedMap> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -131,8 +131,10 @@ pub trait EpisodeState: Send + 'static {
         "The episode is over; start a new episode."
     }
 
-    /// Releases what the episode holds (a kernel, a display). Called exactly once, when the
-    /// episode is closed or reaped.
+    /// Releases what the episode holds (a kernel, a display). Called exactly once: when the
+    /// episode finishes (after [`EpisodeState::export`], [`EpisodeState::reveal`] and
+    /// [`EpisodeState::prompt`] have been kept for its readers), or when it is closed or
+    /// reaped before that.
     fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
