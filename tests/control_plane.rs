@@ -336,6 +336,50 @@ async fn a_finished_episode_frees_its_place_and_stays_readable() {
     assert!(control.status(&second.id).await.unwrap().done);
 }
 
+/// One environment at its own limit refuses with a sentence naming it, its limit and what
+/// holds it, while another environment of the same server still starts; a limit for an
+/// environment the server does not host stops it at start.
+#[tokio::test]
+async fn limits_per_environment_refuse_one_environment_and_not_another() {
+    let server = HttpServer::start(&["serve", "--max-episodes", "100,wordle=2"]);
+    let control = server.control();
+    for _ in 0..2 {
+        server.create(NewEpisode::default().env("wordle")).await;
+    }
+    let full = control
+        .create_episode(&NewEpisode::default().env("wordle"))
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&full), 503);
+    let sentence = full.to_string();
+    assert!(
+        sentence.contains("maximum of 2 live wordle episodes")
+            && sentence.contains("0 of them unused for a minute")
+            && sentence.contains("--max-episodes wordle=N"),
+        "{sentence}"
+    );
+    server.create(NewEpisode::default().env("hilo")).await;
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("mcpgym_episodes_live 3"), "{metrics}");
+
+    let refused = std::process::Command::new(crate::common::BIN)
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--max-episodes",
+            "chess=3",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--max-episodes names \"chess\", which this server does not host"),
+        "{stderr}"
+    );
+}
+
 #[tokio::test]
 async fn idle_episodes_are_reaped() {
     let server = HttpServer::start(&["wordle", "--idle-ttl", "1"]);

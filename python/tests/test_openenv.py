@@ -418,7 +418,7 @@ def test_websocket_capacity_and_sessions() -> None:
             reply = ask(second, {"type": "reset"})
             assert reply["data"]["code"] == "CAPACITY_REACHED", reply
             assert reply["data"]["max_sessions"] == 1
-            assert "maximum of 1 episodes" in reply["data"]["message"]
+            assert "maximum of 1 live episodes" in reply["data"]["message"]
         wait_gone(server, held)
         # A session made over JSON-RPC takes one WebSocket; a second is refused.
         created = httpx.post(

@@ -12,6 +12,61 @@ use crate::replica::ReplicaName;
 use crate::task::Split;
 use crate::trajectory::ImagePolicy;
 
+/// `--max-episodes`: the total and the limits per environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpisodeLimits {
+    /// Live episodes in all: the number given, else 10,000 or the sum of the
+    /// per-environment limits, whichever is larger.
+    pub total: usize,
+    /// Live episodes per environment, by name.
+    pub per_env: std::collections::BTreeMap<String, usize>,
+}
+
+impl std::str::FromStr for EpisodeLimits {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut total = None;
+        let mut per_env = std::collections::BTreeMap::new();
+        let count = |value: &str| {
+            value.trim().parse::<usize>().map_err(|_| {
+                format!("{value:?} is not a number of episodes: give a whole number, e.g. 400")
+            })
+        };
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part.split_once('=') {
+                Some((env, value)) => {
+                    let env = env.trim();
+                    if env.is_empty()
+                        || !env
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                    {
+                        return Err(format!(
+                            "{env:?} is not an environment name (e.g. jupyter=400)"
+                        ));
+                    }
+                    if per_env.insert(env.to_owned(), count(value)?).is_some() {
+                        return Err(format!(
+                            "{env} is limited twice; give each environment once"
+                        ));
+                    }
+                }
+                None if total.is_none() => total = Some(count(part)?),
+                None => return Err("give the total once, e.g. 20000,jupyter=400".to_owned()),
+            }
+        }
+        if total.is_none() && per_env.is_empty() {
+            return Err(
+                "give a number of episodes, ENV=N pairs, or both (e.g. 20000,jupyter=400)"
+                    .to_owned(),
+            );
+        }
+        let total = total.unwrap_or_else(|| per_env.values().sum::<usize>().max(10_000));
+        Ok(EpisodeLimits { total, per_env })
+    }
+}
+
 /// Episode, session and HTTP flags common to every environment.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CommonArgs {
@@ -61,10 +116,14 @@ pub struct CommonArgs {
     #[arg(long, value_name = "NAME", env = "MCPGYM_REPLICA")]
     pub replica: Option<ReplicaName>,
 
-    /// Most live episodes held at once; past it, new episodes are refused with 503. A
-    /// finished episode holds no place: its kernel or display is released when it finishes.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    pub max_episodes: usize,
+    /// Most live episodes held at once, in all and per environment: `N`, `ENV=N,...` or
+    /// both (`20000,jupyter=40,desktop=24`); past a limit, new episodes are refused with 503
+    /// and a sentence naming it. Jupyter and desktop have limits of their own sized from the
+    /// machine's cores and memory unless named here, so one environment's churn never refuses
+    /// another's. A finished episode holds no place: its kernel or display is released when
+    /// it finishes.
+    #[arg(long, value_name = "LIMITS", default_value = "10000")]
+    pub max_episodes: EpisodeLimits,
 
     /// Most finished episodes kept readable (status, reward, trajectory, exports) after they
     /// end; the oldest to finish is forgotten first.
@@ -154,7 +213,8 @@ impl CommonArgs {
             max_turns: self.max_turns,
             trajectory_dir: self.trajectory_dir.clone(),
             trajectory_images: self.trajectory_images,
-            max_episodes: self.max_episodes,
+            max_episodes: self.max_episodes.total,
+            max_episodes_per_env: self.max_episodes.per_env.clone(),
             max_finished: self.max_finished,
             idle_ttl: Duration::from_secs(self.idle_ttl),
             default_task: self.task.clone(),
@@ -185,4 +245,31 @@ pub struct TransportArgs {
     /// address instead of MCP over stdio, e.g. 127.0.0.1:8000.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn episode_limits_take_a_total_per_environment_limits_or_both() {
+        let both: EpisodeLimits = "20000, jupyter=40,desktop=24".parse().unwrap();
+        assert_eq!(both.total, 20_000);
+        assert_eq!(both.per_env["jupyter"], 40);
+        assert_eq!(both.per_env["desktop"], 24);
+        let only_envs: EpisodeLimits = "wordle=100000,jupyter=400".parse().unwrap();
+        assert_eq!(only_envs.total, 100_400);
+        assert_eq!("7".parse::<EpisodeLimits>().unwrap().total, 7);
+        for (bad, says) in [
+            ("", "give a number"),
+            ("x", "not a number"),
+            ("jupyter=", "not a number"),
+            ("=4", "not an environment name"),
+            ("jupyter=1,jupyter=2", "limited twice"),
+            ("1,2", "total once"),
+        ] {
+            let error = bad.parse::<EpisodeLimits>().unwrap_err();
+            assert!(error.contains(says), "{bad}: {error}");
+        }
+    }
 }

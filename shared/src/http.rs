@@ -106,9 +106,9 @@ fn hub_error(error: HubError) -> Response {
             StatusCode::NOT_FOUND
         }
         HubError::Misrouted { .. } => StatusCode::MISDIRECTED_REQUEST,
-        HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
+        HubError::Full(_)
+        | HubError::EnvFull { .. }
+        | HubError::Start(StartError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::BAD_REQUEST,
     };
     json_error(status, error.to_string())

@@ -15,7 +15,7 @@ use crate::metrics::{Held, Metrics};
 use crate::replica::{self, ReplicaName};
 use crate::sessions::LegacySessions;
 use crate::step::StepRecord;
-use crate::store::{CloseReason, EpisodeSlot, EpisodeStore, FinishedEpisodes};
+use crate::store::{CloseReason, EpisodeSlot, EpisodeStore, FinishedEpisodes, NoPlace};
 use crate::task::Split;
 use crate::trajectory::{ImagePolicy, TrajectorySink, mime_type_of};
 
@@ -33,6 +33,9 @@ pub struct HubSettings {
     pub trajectory_images: ImagePolicy,
     /// The most live episodes held at once (finished ones hold no place).
     pub max_episodes: usize,
+    /// The most live episodes of one environment, by its name; an environment not named
+    /// here has its own default ([`Environment::default_max_episodes`]), if any.
+    pub max_episodes_per_env: BTreeMap<String, usize>,
     /// The most finished episodes kept readable; the oldest to finish is forgotten first.
     pub max_finished: usize,
     /// Episodes idle for longer than this are closed by the reaper.
@@ -57,6 +60,7 @@ impl Default for HubSettings {
             trajectory_dir: None,
             trajectory_images: ImagePolicy::default(),
             max_episodes: 10_000,
+            max_episodes_per_env: BTreeMap::new(),
             max_finished: DEFAULT_MAX_FINISHED,
             idle_ttl: Duration::from_secs(900),
             default_task: None,
@@ -256,6 +260,18 @@ pub enum HubError {
         "the server already holds its maximum of {0} live episodes (finished ones hold no place); delete unfinished ones you no longer need with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise --max-episodes"
     )]
     Full(usize),
+    /// The environment's own limit is reached (other environments may still start).
+    #[error(
+        "the server already holds its maximum of {limit} live {env} episodes ({idle} of them unused for a minute or more; finished ones hold no place); delete {env} episodes you no longer need with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise it with --max-episodes {env}=N"
+    )]
+    EnvFull {
+        /// The environment.
+        env: &'static str,
+        /// Its limit.
+        limit: usize,
+        /// How many of its live episodes have been idle for a minute or more.
+        idle: usize,
+    },
     /// The tool is not one of the episode's environment's tools.
     #[error("unknown tool {tool:?}; {env} offers: {offered}")]
     UnknownTool {
@@ -269,6 +285,38 @@ pub enum HubError {
     /// The environment could not start the episode.
     #[error(transparent)]
     Start(#[from] StartError),
+}
+
+/// Each environment's own limit on live episodes: the one `settings` names, else its
+/// default. A name that is not an environment here is refused with a sentence.
+fn env_limits(
+    envs: &BTreeMap<&'static str, Arc<dyn Environment>>,
+    settings: &HubSettings,
+) -> std::io::Result<Vec<(&'static str, usize)>> {
+    if let Some(unknown) = settings
+        .max_episodes_per_env
+        .keys()
+        .find(|name| !envs.contains_key(name.as_str()))
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "--max-episodes names {unknown:?}, which this server does not host; it hosts: {}",
+                envs.keys().copied().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    Ok(envs
+        .iter()
+        .filter_map(|(name, env)| {
+            let limit = settings
+                .max_episodes_per_env
+                .get(*name)
+                .copied()
+                .or_else(|| env.default_max_episodes())?;
+            Some((*name, limit))
+        })
+        .collect())
 }
 
 /// A fresh seed from the operating system's entropy, for episodes started without one.
@@ -338,9 +386,10 @@ impl Hub {
             None => None,
         };
         let envs: BTreeMap<_, _> = envs.into_iter().map(|e| (e.name(), e)).collect();
+        let per_env = env_limits(&envs, &settings)?;
         Ok(Arc::new(Self {
             metrics: Metrics::new(envs.keys().copied()),
-            store: EpisodeStore::new(settings.max_episodes),
+            store: EpisodeStore::new(settings.max_episodes, &per_env),
             finished_episodes: FinishedEpisodes::new(settings.max_finished),
             sessions: Arc::new(LegacySessions::named(settings.replica.clone())),
             finished: std::sync::Mutex::new(std::collections::VecDeque::new()),
@@ -448,10 +497,14 @@ impl Hub {
                 })?,
             },
         };
-        let reservation = self
-            .store
-            .reserve()
-            .ok_or(HubError::Full(self.store.capacity()))?;
+        let reservation = self.store.reserve(env.name()).map_err(|full| match full {
+            NoPlace::Total(limit) => HubError::Full(limit),
+            NoPlace::Env(env, limit) => HubError::EnvFull {
+                env,
+                limit,
+                idle: self.store.count_of(env, Duration::from_secs(60)).1,
+            },
+        })?;
         let spec = EpisodeSpec {
             task,
             seed,

@@ -298,7 +298,9 @@ pub(crate) fn list_tools(
 /// full server), not moves the model made.
 pub fn to_mcp_error(error: HubError) -> McpError {
     let code = match &error {
-        HubError::Full(_) | HubError::Start(_) => ErrorCode::INTERNAL_ERROR,
+        HubError::Full(_) | HubError::EnvFull { .. } | HubError::Start(_) => {
+            ErrorCode::INTERNAL_ERROR
+        }
         _ => ErrorCode::INVALID_PARAMS,
     };
     McpError::new(code, error.to_string(), None)

@@ -147,32 +147,62 @@ pub struct EpisodeStore {
     /// Episodes stored plus episodes being started: what counts against the capacity.
     reserved: AtomicUsize,
     capacity: usize,
+    /// The same count per environment with a limit of its own, and that limit.
+    per_env: HashMap<&'static str, (AtomicUsize, usize)>,
     epoch: Instant,
+}
+
+/// Why [`EpisodeStore::reserve`] found no place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoPlace {
+    /// Every place of the store is held.
+    Total(usize),
+    /// Every place of this environment's own limit is held.
+    Env(&'static str, usize),
 }
 
 /// A place in the store held while an episode starts; dropping it gives the place back.
 #[derive(Debug)]
 pub struct Reservation<'a> {
     store: &'a EpisodeStore,
+    env: &'static str,
     used: bool,
 }
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if !self.used {
-            self.store.reserved.fetch_sub(1, Ordering::AcqRel);
+            self.store.release(self.env, 1);
         }
     }
 }
 
 impl EpisodeStore {
-    /// An empty store holding at most `capacity` episodes.
-    pub fn new(capacity: usize) -> Self {
+    /// An empty store holding at most `capacity` episodes, and at most `per_env[env]` of
+    /// an environment named there.
+    pub fn new(capacity: usize, per_env: &[(&'static str, usize)]) -> Self {
         Self {
             episodes: RwLock::new(HashMap::new()),
             reserved: AtomicUsize::new(0),
             capacity,
+            per_env: per_env
+                .iter()
+                .map(|&(env, limit)| (env, (AtomicUsize::new(0), limit)))
+                .collect(),
             epoch: Instant::now(),
+        }
+    }
+
+    /// The limit of `env`'s own, if it has one.
+    pub fn env_capacity(&self, env: &str) -> Option<usize> {
+        self.per_env.get(env).map(|(_, limit)| *limit)
+    }
+
+    /// Gives back `count` places of `env`.
+    fn release(&self, env: &str, count: usize) {
+        self.reserved.fetch_sub(count, Ordering::AcqRel);
+        if let Some((used, _)) = self.per_env.get(env) {
+            used.fetch_sub(count, Ordering::AcqRel);
         }
     }
 
@@ -191,17 +221,42 @@ impl EpisodeStore {
         self.len() == 0
     }
 
-    /// Holds a place for an episode about to start, or `None` when the store is full.
-    pub fn reserve(&self) -> Option<Reservation<'_>> {
-        self.reserved
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.capacity).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Reservation {
-                store: self,
-                used: false,
-            })
+    /// Holds a place for an episode of `env` about to start, or says which limit is reached.
+    pub fn reserve(&self, env: &'static str) -> Result<Reservation<'_>, NoPlace> {
+        let take = |count: &AtomicUsize, limit: usize| {
+            count
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                    (n < limit).then_some(n + 1)
+                })
+                .is_ok()
+        };
+        if let Some((used, limit)) = self.per_env.get(env)
+            && !take(used, *limit)
+        {
+            return Err(NoPlace::Env(env, *limit));
+        }
+        if !take(&self.reserved, self.capacity) {
+            if let Some((used, _)) = self.per_env.get(env) {
+                used.fetch_sub(1, Ordering::AcqRel);
+            }
+            return Err(NoPlace::Total(self.capacity));
+        }
+        Ok(Reservation {
+            store: self,
+            env,
+            used: false,
+        })
+    }
+
+    /// Live episodes of `env`, and how many of them have been idle for at least `idle`.
+    pub fn count_of(&self, env: &str, idle: Duration) -> (usize, usize) {
+        let cutoff = self.now_ms().saturating_sub(idle.as_millis() as u64);
+        let map = self.read();
+        let of_env = map.values().filter(|slot| slot.env.name() == env);
+        of_env.fold((0, 0), |(all, idle), slot| {
+            let is_idle = slot.last_used_ms.load(Ordering::Relaxed) < cutoff;
+            (all + 1, idle + usize::from(is_idle))
+        })
     }
 
     /// Stores a started episode in its reserved place.
@@ -251,7 +306,7 @@ impl EpisodeStore {
     /// Removes an episode; the caller closes it.
     pub fn remove(&self, id: &str) -> Option<Arc<EpisodeSlot>> {
         let slot = self.write().remove(id)?;
-        self.reserved.fetch_sub(1, Ordering::AcqRel);
+        self.release(slot.env.name(), 1);
         Some(slot)
     }
 
@@ -271,14 +326,18 @@ impl EpisodeStore {
         let mut map = self.write();
         let taken: Vec<_> = idle.iter().filter_map(|id| map.remove(id)).collect();
         drop(map);
-        self.reserved.fetch_sub(taken.len(), Ordering::AcqRel);
+        for slot in &taken {
+            self.release(slot.env.name(), 1);
+        }
         taken
     }
 
     /// Removes every episode (at shutdown).
     pub fn drain(&self) -> Vec<Arc<EpisodeSlot>> {
         let taken: Vec<_> = self.write().drain().map(|(_, slot)| slot).collect();
-        self.reserved.fetch_sub(taken.len(), Ordering::AcqRel);
+        for slot in &taken {
+            self.release(slot.env.name(), 1);
+        }
         taken
     }
 

@@ -221,6 +221,12 @@ impl Environment for DesktopEnv {
         "desktop"
     }
 
+    /// An episode holds a display and its applications: 70–290 MiB (PSS), and about 24
+    /// desktops per core at one action a second (see the README's capacity table).
+    fn default_max_episodes(&self) -> Option<usize> {
+        Some(mcpgym_env::machine::episodes_that_fit(300 << 20, 24))
+    }
+
     fn instructions(&self) -> &str {
         INSTRUCTIONS
     }

@@ -75,6 +75,13 @@ pub trait Environment: Send + Sync + 'static {
     /// The turn limit when `--max-turns` is not given.
     fn default_max_turns(&self) -> u32;
 
+    /// The most live episodes of this environment a server holds when `--max-episodes`
+    /// names no limit for it: sized from the machine for environments that hold a kernel or a
+    /// display (see [`crate::machine`]), `None` (only the server's total) for light ones.
+    fn default_max_episodes(&self) -> Option<usize> {
+        None
+    }
+
     /// The names of the documents its episodes export (see [`EpisodeState::export`]).
     fn exports(&self) -> &[&'static str] {
         &[]

@@ -14,12 +14,14 @@
 //! - [`rng`]: the episode's seeded generator;
 //! - [`generate`]: seeded generation of task instances ([`generate::Gen`]) and word lists;
 //! - [`progress`]: progress notifications from inside a long tool call;
-//! - [`clip`]: head-and-tail clipping of long text within a budget.
+//! - [`clip`]: head-and-tail clipping of long text within a budget;
+//! - [`machine`]: the machine's cores and memory, for default limits.
 
 pub mod choice;
 pub mod clip;
 pub mod env;
 pub mod generate;
+pub mod machine;
 pub mod progress;
 pub mod reward;
 pub mod rng;

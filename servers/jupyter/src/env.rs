@@ -365,6 +365,12 @@ impl Environment for Jupyter {
         "jupyter"
     }
 
+    /// An episode holds a jailed kernel: about 280 MiB once the data-science stack is
+    /// imported (2 GiB at most), so half a GiB of the machine's memory each, and 32 per core.
+    fn default_max_episodes(&self) -> Option<usize> {
+        Some(mcpgym_env::machine::episodes_that_fit(512 << 20, 32))
+    }
+
     fn instructions(&self) -> &str {
         INSTRUCTIONS
     }

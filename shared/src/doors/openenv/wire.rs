@@ -131,7 +131,7 @@ impl DoorError {
             DoorError::Invalid(_) => "VALIDATION_ERROR",
             DoorError::NoEpisode => "SESSION_ERROR",
             DoorError::Hub(error) => match error {
-                HubError::Full(_) => "CAPACITY_REACHED",
+                HubError::Full(_) | HubError::EnvFull { .. } => "CAPACITY_REACHED",
                 HubError::UnknownEpisode(_)
                 | HubError::Misrouted { .. }
                 | HubError::Closed { .. } => "SESSION_ERROR",
@@ -153,9 +153,9 @@ impl DoorError {
             DoorError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             DoorError::NoEpisode => StatusCode::BAD_REQUEST,
             DoorError::Hub(error) => match error {
-                HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
-                    StatusCode::SERVICE_UNAVAILABLE
-                }
+                HubError::Full(_)
+                | HubError::EnvFull { .. }
+                | HubError::Start(StartError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
                 HubError::UnknownEpisode(_) => StatusCode::NOT_FOUND,
                 HubError::Misrouted { .. } => StatusCode::MISDIRECTED_REQUEST,
                 HubError::Closed { .. } => StatusCode::CONFLICT,

@@ -53,9 +53,9 @@ impl From<HubError> for OrsError {
             // The session's episode was deleted or reaped: the session is gone.
             HubError::UnknownEpisode(_) | HubError::Closed { .. } => StatusCode::GONE,
             HubError::Misrouted { .. } => StatusCode::MISDIRECTED_REQUEST,
-            HubError::Full(_) | HubError::Start(StartError::Unavailable(_)) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            HubError::Full(_)
+            | HubError::EnvFull { .. }
+            | HubError::Start(StartError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::BAD_REQUEST,
         };
         Self::new(status, error.to_string())
