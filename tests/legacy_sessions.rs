@@ -420,3 +420,107 @@ async fn a_call_whose_client_leaves_still_runs_to_its_end() {
     assert!(next.to_string().contains("42"), "{next}");
     assert_eq!(next["result"]["_meta"]["mcpgym/step"]["turn"], 2);
 }
+
+/// Ends a legacy session as a client does.
+async fn end_session(url: &str, session: &str) {
+    let response = http()
+        .delete(url)
+        .header(SESSION, session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 202);
+}
+
+#[tokio::test]
+async fn deleting_a_session_aborts_the_episode_it_started_and_no_other() {
+    let server = HttpServer::start(&["wordle"]);
+    let url = server.url("/mcp");
+    let guess = tool_call(2, "guess", json!({"word": "crane"}));
+    let (session, _) = open(&server, "/mcp").await;
+    assert_eq!(post(&url, Some(&session), &guess).await.status, 200);
+    let listed = server.get_json("/episodes").await;
+    let started = listed["episodes"][0]["id"].as_str().unwrap().to_owned();
+    // An episode started from outside and reached by its URL, with a session of its own.
+    let outside = server.create(NewEpisode::default()).await;
+    let path = format!("/episodes/{}/mcp", outside.id);
+    let (bound, _) = open(&server, &path).await;
+    assert_eq!(
+        post(&server.url(&path), Some(&bound), &guess).await.status,
+        200
+    );
+
+    end_session(&url, &session).await;
+    end_session(&server.url(&path), &bound).await;
+    let control = server.control();
+    let mut status = control.status(&started).await.unwrap();
+    for _ in 0..100 {
+        if status.aborted {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        status = control.status(&started).await.unwrap();
+    }
+    assert!(
+        status.done && status.aborted && status.turn == 1,
+        "{status:?}"
+    );
+    let kept = control.status(&outside.id).await.unwrap();
+    assert!(!kept.done && kept.turn == 1, "{kept:?}");
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("mcpgym_episodes_live 1"), "{metrics}");
+    assert!(
+        metrics.contains("mcpgym_episodes_finished_held 1"),
+        "{metrics}"
+    );
+}
+
+/// Trainers' churn: many games, each through a session opened, played to its end and ended,
+/// against a small cap; finished episodes hold no place, so the cap is never reached, and
+/// then a Jupyter and a desktop episode start at once beside them.
+#[tokio::test(flavor = "multi_thread")]
+async fn churned_sessions_leave_every_environment_room() {
+    let games = by_tier(2_000, 50_000);
+    let server = HttpServer::start(&["serve", "--max-episodes", "64", "--max-turns", "1"]);
+    let url = server.url("/wordle/mcp");
+    let guess = tool_call(2, "guess", json!({"word": "crane"}));
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let (url, guess, next) = (url.clone(), guess.clone(), next.clone());
+            tokio::spawn(async move {
+                while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < games {
+                    let init = post(&url, None, &initialize(1)).await;
+                    assert_eq!(init.status, 200, "{init:?}");
+                    let session = header(&init, SESSION).unwrap().to_owned();
+                    let played = post(&url, Some(&session), &guess).await;
+                    assert_eq!(played.status, 200, "{played:?}");
+                    assert!(played.body.contains("\"done\":true"), "{}", played.body);
+                    end_session(&url, &session).await;
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let control = server.control();
+    let (jupyter, desktop) = (
+        NewEpisode::default().env("jupyter"),
+        NewEpisode::default().env("desktop"),
+    );
+    let (jupyter, desktop) = tokio::join!(
+        control.create_episode(&jupyter),
+        control.create_episode(&desktop),
+    );
+    jupyter.unwrap_or_else(|e| panic!("jupyter refused after the churn: {e}"));
+    desktop.unwrap_or_else(|e| panic!("desktop refused after the churn: {e}"));
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("mcpgym_episodes_live 2"), "{metrics}");
+    assert!(
+        metrics.contains(&format!(
+            "mcpgym_episodes_finished_total{{env=\"wordle\"}} {games}"
+        )),
+        "{metrics}"
+    );
+}

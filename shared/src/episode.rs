@@ -454,6 +454,18 @@ impl Episode {
         }
     }
 
+    /// Ends an unfinished episode as aborted, paying nothing more (its return stays as it
+    /// stood). Whether it was unfinished.
+    pub fn abort(&mut self) -> bool {
+        if self.done || self.state.is_none() {
+            return false;
+        }
+        self.done = true;
+        self.aborted = true;
+        self.write_end();
+        true
+    }
+
     /// Once the episode is done: keeps what its reads and further calls still need (the
     /// prompt, the documents `exports` names, what it reveals, the environment's "over"
     /// message, the last observation image), ends its trajectory file, and hands back the

@@ -387,15 +387,29 @@ impl Hub {
         };
         let envs: BTreeMap<_, _> = envs.into_iter().map(|e| (e.name(), e)).collect();
         let per_env = env_limits(&envs, &settings)?;
-        Ok(Arc::new(Self {
-            metrics: Metrics::new(envs.keys().copied()),
-            store: EpisodeStore::new(settings.max_episodes, &per_env),
-            finished_episodes: FinishedEpisodes::new(settings.max_finished),
-            sessions: Arc::new(LegacySessions::named(settings.replica.clone())),
-            finished: std::sync::Mutex::new(std::collections::VecDeque::new()),
-            envs,
-            settings,
-            sink,
+        Ok(Arc::new_cyclic(|hub: &std::sync::Weak<Hub>| {
+            let hub = hub.clone();
+            // A client that ends its session ends the episode the session started.
+            let sessions =
+                LegacySessions::named(settings.replica.clone()).on_delete(move |session| {
+                    let Some(hub) = hub.upgrade() else { return };
+                    tokio::spawn(async move {
+                        let started = session.binding.episode.lock().await.clone();
+                        if let Some(id) = started {
+                            hub.abort(&id).await;
+                        }
+                    });
+                });
+            Self {
+                metrics: Metrics::new(envs.keys().copied()),
+                store: EpisodeStore::new(settings.max_episodes, &per_env),
+                finished_episodes: FinishedEpisodes::new(settings.max_finished),
+                sessions: Arc::new(sessions),
+                finished: std::sync::Mutex::new(std::collections::VecDeque::new()),
+                envs,
+                settings,
+                sink,
+            }
         }))
     }
 
@@ -761,6 +775,39 @@ impl Hub {
                 names => names.join(", "),
             },
         })
+    }
+
+    /// Ends a live, unfinished episode as aborted (its return as it stood) after any call
+    /// running on it: it releases what it holds and stays readable like any finished episode.
+    /// An episode that is finished or not here is left as it is.
+    pub async fn abort(&self, id: &str) {
+        let Some(slot) = self.store.get(id) else {
+            return;
+        };
+        let released = {
+            let mut episode = slot.episode.lock().await;
+            if !episode.abort() {
+                return;
+            }
+            let revealed = episode.revealed();
+            slot.update_status(|status| {
+                status.done = true;
+                status.aborted = true;
+                status.revealed = revealed;
+            });
+            episode.retire(slot.env.exports())
+        };
+        if let Some(metrics) = &slot.metrics {
+            metrics.episode_finished();
+        }
+        self.remember_finished(slot.status());
+        if let Some(finished) = self.store.remove(id) {
+            self.finished_episodes.insert(finished);
+        }
+        if let Some(state) = released {
+            tokio::spawn(state.close());
+        }
+        tracing::debug!(episode = id, "episode aborted: its session was ended");
     }
 
     /// Closes an episode and releases everything it holds. It leaves the store at once (new

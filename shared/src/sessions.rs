@@ -79,13 +79,23 @@ impl LegacySession {
 pub struct SessionsFull(pub usize);
 
 /// The legacy sessions of every endpoint, by id.
-#[derive(Debug)]
 pub struct LegacySessions {
     sessions: RwLock<HashMap<u128, Arc<LegacySession>>>,
     epoch: Instant,
     capacity: usize,
     /// The replica's name, in front of the ids it issues (`<name>-<uuid>`).
     replica: Option<ReplicaName>,
+    /// Told of every session a client ends with `DELETE` (the hub ends its episode).
+    on_delete: Option<Box<dyn Fn(Arc<LegacySession>) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for LegacySessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySessions")
+            .field("capacity", &self.capacity)
+            .field("replica", &self.replica)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for LegacySessions {
@@ -117,6 +127,15 @@ impl LegacySessions {
             epoch: Instant::now(),
             capacity,
             replica: None,
+            on_delete: None,
+        }
+    }
+
+    /// The same table, telling `hook` of every session a client ends with `DELETE`.
+    pub fn on_delete(self, hook: impl Fn(Arc<LegacySession>) + Send + Sync + 'static) -> Self {
+        Self {
+            on_delete: Some(Box::new(hook)),
+            ..self
         }
     }
 
@@ -216,10 +235,10 @@ impl LegacySessions {
             .is_some_and(|key| self.read().contains_key(&key))
     }
 
-    /// Ends a session; whether it was held.
-    pub fn remove(&self, id: &str) -> bool {
-        self.key(id)
-            .is_some_and(|key| self.write().remove(&key).is_some())
+    /// Ends a session; the session, if it was held.
+    pub fn remove(&self, id: &str) -> Option<Arc<LegacySession>> {
+        let key = self.key(id)?;
+        self.write().remove(&key)
     }
 
     /// Ends the sessions unused for `ttl`; returns how many.
@@ -292,8 +311,13 @@ impl SessionStore for EndpointSessions {
         self.store_now(session_id, state)
     }
 
+    /// Called for a client's `DELETE` only (rmcp ends idle sessions without it).
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
-        self.sessions.remove(session_id);
+        if let Some(session) = self.sessions.remove(session_id)
+            && let Some(hook) = &self.sessions.on_delete
+        {
+            hook(session);
+        }
         Ok(())
     }
 }
@@ -315,9 +339,9 @@ mod tests {
         assert!(table.get(&text.to_uppercase(), Some(1)).is_none());
         assert!(table.get(&id.simple().to_string(), Some(1)).is_none());
         assert!(table.get("not-a-session", Some(1)).is_none());
-        assert!(table.remove(&text));
+        assert!(table.remove(&text).is_some());
         assert!(table.get(&text, Some(1)).is_none());
-        assert!(!table.remove(&text));
+        assert!(table.remove(&text).is_none());
     }
 
     #[test]
@@ -337,7 +361,7 @@ mod tests {
                 .get(&format!("mcpgym-2-{}", id.hyphenated()), Some(1))
                 .is_none()
         );
-        assert!(table.remove(&text));
+        assert!(table.remove(&text).is_some());
     }
 
     #[test]
