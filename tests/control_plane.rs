@@ -380,6 +380,58 @@ async fn limits_per_environment_refuse_one_environment_and_not_another() {
     );
 }
 
+/// A retried call with the same idempotency key gets the first answer and plays no second
+/// step; the answer can be asked for by its key; a key that cannot be one is refused.
+#[tokio::test]
+async fn a_retried_call_with_its_idempotency_key_plays_once() {
+    let server = HttpServer::start(&["wordle"]);
+    let episode = server.create(NewEpisode::default()).await;
+    let url = server.url(&format!("/episodes/{}/call", episode.id));
+    let call = |key: &str, word: &str| {
+        http()
+            .post(&url)
+            .header("idempotency-key", key)
+            .json(&json!({"tool": "guess", "arguments": {"word": word}}))
+    };
+    let (status, first) = status_and_json(call("key-1", "crane")).await;
+    assert_eq!(status, 200, "{first}");
+    // The retry (even with other arguments, as a confused client might send) is the same
+    // answer, and no turn is played.
+    let (_, again) = status_and_json(call("key-1", "slate")).await;
+    assert_eq!(again, first);
+    let (_, next) = status_and_json(call("key-2", "slate")).await;
+    assert_eq!(
+        (first["turn"].as_u64(), next["turn"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(server.trajectory(&episode.id).await.lines().count(), 2);
+    let asked = server
+        .get_json(&format!("/episodes/{}/calls/key-1", episode.id))
+        .await;
+    assert_eq!(asked, first);
+    let (status, missing) = status_and_json(
+        http().get(server.url(&format!("/episodes/{}/calls/never-sent", episode.id))),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("answered no call with idempotency key"),
+        "{missing}"
+    );
+    let (status, bad) = status_and_json(call(&"k".repeat(200), "crane")).await;
+    assert_eq!(status, 400);
+    assert!(
+        bad["error"]
+            .as_str()
+            .unwrap()
+            .contains("1 to 128 visible ASCII"),
+        "{bad}"
+    );
+}
+
 #[tokio::test]
 async fn idle_episodes_are_reaped() {
     let server = HttpServer::start(&["wordle", "--idle-ttl", "1"]);

@@ -524,3 +524,39 @@ async fn churned_sessions_leave_every_environment_room() {
         "{metrics}"
     );
 }
+
+#[tokio::test]
+async fn a_session_call_retried_with_its_idempotency_key_plays_once() {
+    let server = HttpServer::start(&["wordle"]);
+    let url = server.url("/mcp");
+    let (session, _) = open(&server, "/mcp").await;
+    let keyed = |id: u32, word: &str| {
+        request(
+            json!(id),
+            "tools/call",
+            json!({"name": "guess", "arguments": {"word": word},
+                   "_meta": {"mcpgym/idempotency-key": "7d0e-retry"}}),
+        )
+    };
+    let first = message(&post(&url, Some(&session), &keyed(2, "crane")).await);
+    let again = message(&post(&url, Some(&session), &keyed(3, "slate")).await);
+    assert_eq!(first["result"], again["result"]);
+    assert_eq!(
+        first["result"]["_meta"]["mcpgym/step"]["turn"], 1,
+        "{first}"
+    );
+    let bad = request(
+        json!(4),
+        "tools/call",
+        json!({"name": "guess", "arguments": {"word": "crane"},
+               "_meta": {"mcpgym/idempotency-key": 7}}),
+    );
+    let refused = message(&post(&url, Some(&session), &bad).await);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("must be a string"),
+        "{refused}"
+    );
+}

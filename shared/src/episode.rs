@@ -114,7 +114,12 @@ pub struct Episode {
     ended: bool,
     /// What a finished episode still answers once its state is released ([`Episode::retire`]).
     retired: Option<Retired>,
+    /// The latest calls made with an idempotency key, and what they answered.
+    answered: VecDeque<(Box<str>, StepRecord)>,
 }
+
+/// Idempotency keys an episode remembers the answers of (the oldest goes first).
+pub const ANSWERED_KEYS: usize = 256;
 
 /// What a finished episode keeps of its state after [`Episode::retire`]: enough to answer
 /// every read and every further call as it would have.
@@ -196,6 +201,7 @@ impl Episode {
             image_steps: 0,
             ended: false,
             retired: None,
+            answered: VecDeque::new(),
         }
     }
 
@@ -452,6 +458,22 @@ impl Episode {
                 .map(|(_, export)| export.clone()),
             (None, None) => None,
         }
+    }
+
+    /// What the call made with idempotency key `key` answered, if it was made here lately.
+    pub fn answered(&self, key: &str) -> Option<&StepRecord> {
+        self.answered
+            .iter()
+            .find(|(answered, _)| &**answered == key)
+            .map(|(_, step)| step)
+    }
+
+    /// Remembers what the call with idempotency key `key` answered.
+    pub fn remember_answer(&mut self, key: &str, step: &StepRecord) {
+        if self.answered.len() == ANSWERED_KEYS {
+            self.answered.pop_front();
+        }
+        self.answered.push_back((key.into(), step.clone()));
     }
 
     /// Ends an unfinished episode as aborted, paying nothing more (its return stays as it

@@ -102,9 +102,10 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 
 fn hub_error(error: HubError) -> Response {
     let status = match &error {
-        HubError::UnknownEpisode(_) | HubError::NoExport { .. } | HubError::NoImage { .. } => {
-            StatusCode::NOT_FOUND
-        }
+        HubError::UnknownEpisode(_)
+        | HubError::NoExport { .. }
+        | HubError::NoImage { .. }
+        | HubError::NoAnswer { .. } => StatusCode::NOT_FOUND,
         HubError::Misrouted { .. } => StatusCode::MISDIRECTED_REQUEST,
         HubError::Full(_)
         | HubError::EnvFull { .. }
@@ -326,6 +327,7 @@ fn application(hub: Arc<Hub>, options: HttpOptions) -> (Router, impl Fn() + Send
         .route("/episodes/{id}/prompt", get(episode_prompt))
         .route("/episodes/{id}/trajectory", get(episode_trajectory))
         .route("/episodes/{id}/images/{name}", get(episode_image))
+        .route("/episodes/{id}/calls/{key}", get(episode_answer))
         .route("/episodes/{id}/{document}", get(episode_export))
         .route("/tasks", get(tasks))
         .route("/tools", get(tools))
@@ -620,11 +622,25 @@ struct CallRequest {
     arguments: Option<rmcp::model::JsonObject>,
 }
 
+/// The header a control-plane call carries its idempotency key in.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
 async fn episode_call(
     State(hub): State<Arc<Hub>>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let key = match headers.get(IDEMPOTENCY_KEY).map(HeaderValue::to_str) {
+        None => None,
+        Some(Ok(key)) => Some(key),
+        Some(Err(_)) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                "the Idempotency-Key header is not visible ASCII; send 1 to 128 visible ASCII characters (a UUID is a good key)",
+            );
+        }
+    };
     let body = match body {
         Ok(body) => body,
         Err(rejection) => {
@@ -648,9 +664,25 @@ async fn episode_call(
         }
     };
     match hub
-        .step(&id, &request.tool, request.arguments.unwrap_or_default())
+        .step_keyed(
+            &id,
+            &request.tool,
+            request.arguments.unwrap_or_default(),
+            key,
+        )
         .await
     {
+        Ok(step) => Json(step).into_response(),
+        Err(error) => hub_error(error),
+    }
+}
+
+/// What the call with this idempotency key answered (after a call still running ends).
+async fn episode_answer(
+    State(hub): State<Arc<Hub>>,
+    Path((id, key)): Path<(String, String)>,
+) -> Response {
+    match hub.answer(&id, &key).await {
         Ok(step) => Json(step).into_response(),
         Err(error) => hub_error(error),
     }

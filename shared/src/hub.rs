@@ -260,6 +260,22 @@ pub enum HubError {
         "the server already holds its maximum of {0} live episodes (finished ones hold no place); delete unfinished ones you no longer need with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise --max-episodes"
     )]
     Full(usize),
+    /// An idempotency key that cannot be one.
+    #[error(
+        "the idempotency key {0:?} is not one: give 1 to 128 visible ASCII characters (a UUID is a good key)"
+    )]
+    BadKey(String),
+    /// No call with this idempotency key has been answered on the episode.
+    #[error(
+        "episode {id:?} has answered no call with idempotency key {key:?}: the call never arrived (send it again with the same key), or it is among the older calls beyond the last {n} keys",
+        n = crate::episode::ANSWERED_KEYS
+    )]
+    NoAnswer {
+        /// The episode.
+        id: String,
+        /// The key.
+        key: String,
+    },
     /// The environment's own limit is reached (other environments may still start).
     #[error(
         "the server already holds its maximum of {limit} live {env} episodes ({idle} of them unused for a minute or more; finished ones hold no place); delete {env} episodes you no longer need with DELETE /episodes/{{id}}, wait for idle ones to be reaped, or raise it with --max-episodes {env}=N"
@@ -285,6 +301,16 @@ pub enum HubError {
     /// The environment could not start the episode.
     #[error(transparent)]
     Start(#[from] StartError),
+}
+
+/// Refuses what cannot be an idempotency key: 1 to 128 visible ASCII characters.
+fn check_key(key: &str) -> Result<(), HubError> {
+    let fine = (1..=128).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic());
+    if fine {
+        Ok(())
+    } else {
+        Err(HubError::BadKey(key.chars().take(140).collect()))
+    }
 }
 
 /// Each environment's own limit on live episodes: the one `settings` names, else its
@@ -590,23 +616,61 @@ impl Hub {
         tool: &str,
         arguments: JsonObject,
     ) -> Result<StepRecord, HubError> {
-        let slot = self.episode(id)?;
-        self.step_on(&slot, tool, arguments).await
+        self.step_keyed(id, tool, arguments, None).await
     }
 
-    /// [`Hub::step`] on an episode already looked up.
+    /// [`Hub::step`] with an idempotency key: a call whose key this episode has already
+    /// answered gets that answer again and plays no step.
+    pub async fn step_keyed(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: JsonObject,
+        key: Option<&str>,
+    ) -> Result<StepRecord, HubError> {
+        let slot = self.episode(id)?;
+        self.step_on(&slot, tool, arguments, key).await
+    }
+
+    /// What the call made on episode `id` with idempotency key `key` answered: after a call
+    /// still running on it ends, so a client whose connection dropped mid-call learns the
+    /// outcome without playing it again.
+    pub async fn answer(&self, id: &str, key: &str) -> Result<StepRecord, HubError> {
+        check_key(key)?;
+        let slot = self.episode(id)?;
+        let episode = slot.episode.lock().await;
+        episode
+            .answered(key)
+            .cloned()
+            .ok_or_else(|| HubError::NoAnswer {
+                id: id.to_owned(),
+                key: key.to_owned(),
+            })
+    }
+
+    /// [`Hub::step_keyed`] on an episode already looked up.
     pub async fn step_on(
         &self,
         slot: &EpisodeSlot,
         tool: &str,
         arguments: JsonObject,
+        key: Option<&str>,
     ) -> Result<StepRecord, HubError> {
         check_tool(slot.env.as_ref(), tool)?;
+        if let Some(key) = key {
+            check_key(key)?;
+        }
         let started = Instant::now();
         let run = async {
             let mut episode = slot.episode.lock().await;
+            if let Some(answer) = key.and_then(|key| episode.answered(key)) {
+                return (answer.clone(), false, None, true);
+            }
             let was_done = episode.is_done();
             let result = episode.step(tool, arguments).await;
+            if let Some(key) = key {
+                episode.remember_answer(key, &result);
+            }
             let finished_now = !was_done && episode.is_done();
             let revealed = finished_now.then(|| episode.revealed());
             slot.update_status(|status| {
@@ -620,12 +684,12 @@ impl Hub {
             } else {
                 None
             };
-            (result, finished_now, released)
+            (result, finished_now, released, false)
         };
         // Closing the episode (delete, reaper, shutdown) drops the call where it stands,
         // whether it waits for the lock or runs (a dropped E2B request interrupts its cell),
         // so the lock frees at once for the close.
-        let (result, finished_now, released) = tokio::select! {
+        let (result, finished_now, released, replayed) = tokio::select! {
             biased;
             reason = slot.closed() => {
                 return Err(HubError::Closed { id: slot.id.to_string(), reason });
@@ -633,6 +697,9 @@ impl Hub {
             done = run => done,
         };
         self.store.touch(slot);
+        if replayed {
+            return Ok(result);
+        }
         if let Some(metrics) = &slot.metrics {
             metrics.tool_call(started.elapsed(), result.is_error);
             if finished_now {

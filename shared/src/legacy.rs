@@ -48,12 +48,12 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::META_EPISODE;
 use crate::binding::EpisodeRoute;
 use crate::hub::Hub;
 use crate::malformed::says_json;
 use crate::mcp::{McpHandler, Scope, ToolCall, call_tool, list_tools};
 use crate::sessions::{Endpoint, LegacySession};
+use crate::{META_EPISODE, META_IDEMPOTENCY_KEY};
 
 // Parsed once: looking a header up by a `&str` name parses the name on every request.
 pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -422,6 +422,9 @@ impl LegacyDoor {
                 binding: &session.binding,
                 meta_episode: meta.as_ref().and_then(|meta| meta.get(META_EPISODE)),
                 route: route.as_ref(),
+                meta_key: meta
+                    .as_ref()
+                    .and_then(|meta| meta.get(META_IDEMPOTENCY_KEY)),
             };
             call_tool(call, &name, arguments).await
         });

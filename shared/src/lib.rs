@@ -57,5 +57,9 @@ pub use task::{Split, TaskFamily, TaskSet};
 
 /// The `_meta` key a request uses to name its episode.
 pub const META_EPISODE: &str = "mcpgym/episode";
+
+/// The `_meta` key of a tool call's idempotency key: a retried call with the same key on the
+/// same episode gets the first answer again and plays no second step.
+pub const META_IDEMPOTENCY_KEY: &str = "mcpgym/idempotency-key";
 /// The `_meta` key under which every tool result carries its step information.
 pub const META_STEP: &str = "mcpgym/step";

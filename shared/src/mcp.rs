@@ -26,13 +26,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::META_EPISODE;
 use crate::binding::named_episode;
 use crate::env::Environment;
 use crate::hub::{CreateEpisode, Hub, HubError, check_tool};
 use crate::progress::{ProgressSink, Reporter, with_reporter};
 use crate::sessions::{LegacySession, SessionBinding};
 use crate::step::StepRecord;
+use crate::{META_EPISODE, META_IDEMPOTENCY_KEY};
 
 /// The name of the optional tool that starts a new episode for the session.
 pub const RESET_TOOL: &str = "reset";
@@ -160,6 +160,8 @@ pub(crate) struct ToolCall<'a> {
     pub meta_episode: Option<&'a serde_json::Value>,
     /// The episode of the URL, if any.
     pub route: Option<&'a EpisodeRoute>,
+    /// The value of the request's `_meta["mcpgym/idempotency-key"]`, if any.
+    pub meta_key: Option<&'a serde_json::Value>,
 }
 
 impl ToolCall<'_> {
@@ -262,10 +264,22 @@ pub(crate) async fn call_tool(
     if let Scope::Env(env) = call.scope {
         check_tool(env.as_ref(), name).map_err(to_mcp_error)?;
     }
+    let key = match call.meta_key {
+        None => None,
+        Some(serde_json::Value::String(key)) => Some(key.as_str()),
+        Some(other) => {
+            return Err(McpError::invalid_params(
+                format!(
+                    "_meta[\"{META_IDEMPOTENCY_KEY}\"] must be a string (a UUID is a good key), not {other}"
+                ),
+                None,
+            ));
+        }
+    };
     let episode = call.bind().await?;
     let step = call
         .hub
-        .step(&episode, name, arguments)
+        .step_keyed(&episode, name, arguments, key)
         .await
         .map_err(to_mcp_error)?;
     Ok(step.into_call_result())
@@ -364,6 +378,11 @@ impl ServerHandler for McpHandler {
                 .and_then(|meta| meta.get(META_EPISODE))
                 .or_else(|| context.meta.get(META_EPISODE)),
             route: Self::route(&context),
+            meta_key: request
+                .meta
+                .as_ref()
+                .and_then(|meta| meta.get(META_IDEMPOTENCY_KEY))
+                .or_else(|| context.meta.get(META_IDEMPOTENCY_KEY)),
         };
         // Progress reported while binding (an episode may start here) or calling reaches the
         // client that asked for it.

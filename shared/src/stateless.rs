@@ -67,6 +67,8 @@ struct CallMeta {
     capabilities: Option<AnyObject>,
     #[serde(rename = "mcpgym/episode")]
     episode: Option<Value>,
+    #[serde(rename = "mcpgym/idempotency-key")]
+    key: Option<Value>,
     #[serde(rename = "progressToken")]
     progress_token: Option<IgnoredAny>,
 }
@@ -164,9 +166,22 @@ pub(crate) async fn serve(
             .run(Request::from_parts(parts, Body::from(bytes)))
             .await;
     }
+    // A key that is not a string goes on to rmcp, whose handler words the error.
+    let key = match &call.params.meta.key {
+        None => None,
+        Some(Value::String(key)) => Some(key.clone()),
+        Some(_) => {
+            return next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+        }
+    };
     tracing::trace!(%episode, tool = %call.params.name, "stateless tool call answered directly");
     let arguments = call.params.arguments.unwrap_or_default();
-    match hub.step_on(&slot, &call.params.name, arguments).await {
+    match hub
+        .step_on(&slot, &call.params.name, arguments, key.as_deref())
+        .await
+    {
         Ok(step) => reply(&call.id, Some(&step.into_call_result()), None),
         Err(error) => reply(&call.id, None, Some(&to_mcp_error(error))),
     }

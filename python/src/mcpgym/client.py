@@ -3,6 +3,10 @@
 `Client` and `Episode` are synchronous (over `httpx.Client`); `AsyncClient` and `AsyncEpisode`
 are the same API with `async def` (over `httpx.AsyncClient`). Every call is one request to the
 control plane; a failed request raises `McpgymError` carrying the server's own sentence.
+
+A tool call carries an idempotency key of its own (`Idempotency-Key`), and a call whose
+connection drops is sent again with the same key: the server answers a key it has seen with
+its first answer, so a step is played once however often the network fails.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +37,16 @@ __all__ = [
 
 # Most episodes started at once by the synchronous `start_many` (each start is one request).
 _START_THREADS = 16
+
+# Times a tool call is sent when its connection drops, and the first pause between tries
+# (doubled each time). Every try carries the call's idempotency key.
+_CALL_ATTEMPTS = 8
+_CALL_BACKOFF_S = 0.05
+
+
+def _keyed(headers: Mapping[str, str]) -> dict[str, str]:
+    """`headers` with a fresh idempotency key for one tool call."""
+    return {**headers, "Idempotency-Key": uuid.uuid4().hex}
 
 
 class McpgymError(Exception):
@@ -268,6 +284,20 @@ class Client(Closing):
         except httpx.TransportError as error:
             raise _unreachable(self.base_url, error) from error
 
+    def _send_call(
+        self, path: str, headers: Mapping[str, str], body: dict[str, Any]
+    ) -> httpx.Response:
+        """POSTs a tool call, sending it again with the same key when the connection drops."""
+        keyed = _keyed(headers)
+        for attempt in range(_CALL_ATTEMPTS):
+            try:
+                return self._http.request("POST", path, headers=keyed, json=body)
+            except httpx.TransportError as error:
+                if attempt + 1 == _CALL_ATTEMPTS:
+                    raise _unreachable(self.base_url, error) from error
+                time.sleep(_CALL_BACKOFF_S * 2**attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
     def start(
         self,
         env: str | None = None,
@@ -353,11 +383,7 @@ class Episode(Closing, _EpisodeBase["Client"]):
         """Calls `tool` with `arguments` (and any keyword arguments) and returns the step."""
         body = _call_request(tool, arguments, kwargs)
         return Step.from_json(
-            _json(
-                self.client._request(
-                    "POST", f"/episodes/{self.id}/call", headers=self._routing, json=body
-                )
-            )
+            _json(self.client._send_call(f"/episodes/{self.id}/call", self._routing, body))
         )
 
     def status(self) -> dict[str, Any]:
@@ -399,6 +425,20 @@ class AsyncClient:
             return await self._http.request(method, path, **kwargs)
         except httpx.TransportError as error:
             raise _unreachable(self.base_url, error) from error
+
+    async def _send_call(
+        self, path: str, headers: Mapping[str, str], body: dict[str, Any]
+    ) -> httpx.Response:
+        """POSTs a tool call, sending it again with the same key when the connection drops."""
+        keyed = _keyed(headers)
+        for attempt in range(_CALL_ATTEMPTS):
+            try:
+                return await self._http.request("POST", path, headers=keyed, json=body)
+            except httpx.TransportError as error:
+                if attempt + 1 == _CALL_ATTEMPTS:
+                    raise _unreachable(self.base_url, error) from error
+                await asyncio.sleep(_CALL_BACKOFF_S * 2**attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def start(
         self,
@@ -491,9 +531,7 @@ class AsyncEpisode(_EpisodeBase["AsyncClient"]):
     ) -> Step:
         """Calls `tool` with `arguments` (and any keyword arguments) and returns the step."""
         body = _call_request(tool, arguments, kwargs)
-        response = await self.client._request(
-            "POST", f"/episodes/{self.id}/call", headers=self._routing, json=body
-        )
+        response = await self.client._send_call(f"/episodes/{self.id}/call", self._routing, body)
         return Step.from_json(_json(response))
 
     async def status(self) -> dict[str, Any]:
