@@ -1053,16 +1053,21 @@ mod tests {
 
     const PROMPT: Duration = Duration::from_secs(2);
 
-    async fn hub() -> (Arc<Hub>, Arc<Probe>, String) {
-        let probe = Arc::new(Probe::default());
+    /// The test environment with these tools (none takes arguments), reporting to `probe`.
+    fn slow(probe: &Arc<Probe>, tools: &[&'static str]) -> Slow {
         let tool = |name: &'static str| {
             Tool::new_with_raw(name, Some(name.into()), crate::schema::no_arguments())
         };
-        let env = Slow {
+        Slow {
             probe: probe.clone(),
             tasks: TaskSet::new(vec!["t".into()], Vec::new()),
-            tools: vec![tool("wait"), tool("quick")],
-        };
+            tools: tools.iter().map(|name| tool(name)).collect(),
+        }
+    }
+
+    async fn hub() -> (Arc<Hub>, Arc<Probe>, String) {
+        let probe = Arc::new(Probe::default());
+        let env = slow(&probe, &["wait", "quick"]);
         let hub = Hub::new(vec![Arc::new(env)], HubSettings::default()).unwrap();
         let id = hub.create(CreateEpisode::default()).await.unwrap().id;
         (hub, probe, id)
@@ -1071,14 +1076,7 @@ mod tests {
     #[tokio::test]
     async fn a_finished_episode_frees_its_place_at_once_and_stays_readable() {
         let probe = Arc::new(Probe::default());
-        let tool = |name: &'static str| {
-            Tool::new_with_raw(name, Some(name.into()), crate::schema::no_arguments())
-        };
-        let env = Slow {
-            probe: probe.clone(),
-            tasks: TaskSet::new(vec!["t".into()], Vec::new()),
-            tools: vec![tool("finish"), tool("quick")],
-        };
+        let env = slow(&probe, &["finish", "quick"]);
         let settings = HubSettings {
             max_episodes: 1,
             max_finished: 2,
