@@ -12,7 +12,7 @@
 //!    whose binding lives in [`crate::sessions`] so the direct path shares it);
 //! 4. a new episode, bound to the session; its id is in the result's `_meta`.
 //!
-//! [`call_tool`] and [`list_tools`] hold these rules for both rmcp's handler and the direct
+//! `call_tool` and `list_tools` hold these rules for both rmcp's handler and the direct
 //! path of legacy sessions ([`crate::legacy`]), so the two answer alike.
 
 use std::sync::atomic::Ordering;

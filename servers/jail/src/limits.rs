@@ -11,14 +11,17 @@ use crate::HostUser;
 /// Per-sandbox resource limits. `None` leaves a limit as inherited.
 ///
 /// The rlimits apply to each process of the jail separately (address space, CPU time, file
-/// size), except `max_processes`, which the kernel counts per host uid: that is why each
-/// sandbox gets its own host uid from a [`UidPool`](super::UidPool) when we run as root. When
-/// cgroups are usable, `memory_bytes` and `max_processes` also bound the jail as a whole.
+/// size), except `max_processes`, which the kernel counts per user namespace and uid: each
+/// jail gets its own host uid from a [`UidPool`](super::UidPool) when we run as root, and a
+/// user namespace of its own otherwise (made before the rlimits are set), so the count is the
+/// jail's.
+/// When cgroups are usable, `memory_bytes` and `max_processes` also bound the jail as a
+/// whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Address space of each process (`RLIMIT_AS`) and, with cgroups, memory of the whole jail.
     pub memory_bytes: Option<u64>,
-    /// Processes and threads (`RLIMIT_NPROC`, per host uid) and, with cgroups, `pids.max`.
+    /// Processes and threads (`RLIMIT_NPROC`, counted per jail) and, with cgroups, `pids.max`.
     pub max_processes: Option<u64>,
     /// CPU seconds of each process over its lifetime (`RLIMIT_CPU`): a backstop for code that
     /// escapes the execution timeout, not a per-execution budget.
@@ -42,7 +45,7 @@ pub struct Limits {
     /// memory limit refuses to start where cgroups cannot enforce it.
     pub unlimited_address_space: bool,
     /// inotify instances the whole jail may hold (per jail only where it gets a user
-    /// namespace of its own, see [`PreExec`]; as root each jail's own host uid has the
+    /// namespace of its own, made without root; as root each jail's own host uid has the
     /// host's per-uid limit).
     pub inotify_instances: Option<u64>,
     /// inotify watches the whole jail may hold (like `inotify_instances`).

@@ -7,7 +7,7 @@
 //! episode is over. Observation images (screenshots, plots) are written beside it as
 //! `DIR/<episode>/<turn>-<n>.png`, which the step records name ([`ImagePolicy`] says which
 //! are kept). Files are written by one background thread ([`sink`]) so that no tool call waits
-//! on the disk; [`file`] reads them back.
+//! on the disk; [`file`](mod@file) reads them back.
 //!
 //! A record holds at most about 64 KiB, however much a call printed or was sent: the
 //! observation keeps its first and last 16 KiB ([`OBSERVATION_BUDGET`]), the arguments and the
