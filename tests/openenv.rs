@@ -439,3 +439,28 @@ async fn each_hosted_environment_has_its_own_base_url() {
     assert_eq!(status, 422);
     assert!(detail(&body).contains("/wordle/step"), "{body}");
 }
+
+#[tokio::test]
+async fn a_step_retried_with_its_idempotency_key_plays_once() {
+    let server = HttpServer::start(&["wordle"]);
+    let (_, reset) = post(&server, "/wordle/reset", json!({ "seed": 5 })).await;
+    let id = reset["metadata"]["episode_id"].as_str().unwrap().to_owned();
+    let step = |key: Value, word: &str| {
+        let body = json!({ "episode_id": id, "action": {
+            "type": "call_tool", "tool_name": "guess", "arguments": {"word": word},
+            "metadata": {"idempotency_key": key}}});
+        let server = &server;
+        async move { post(server, "/wordle/step", body).await }
+    };
+    let (status, first) = step(json!("openenv-1"), "crane").await;
+    assert_eq!(status, 200, "{first}");
+    let (_, again) = step(json!("openenv-1"), "slate").await;
+    assert_eq!(again, first);
+    assert_eq!(server.status(&id).await.turn, 1);
+    let (status, refused) = step(json!(7), "crane").await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(
+        refused.to_string().contains("must be a string"),
+        "{refused}"
+    );
+}

@@ -557,3 +557,30 @@ async fn idle_sessions_are_dropped_with_their_episodes_and_pings_keep_them() {
     .await;
     assert_eq!(result["output"]["metadata"]["episode_id"], kept_episode);
 }
+
+#[tokio::test]
+async fn a_call_retried_with_its_idempotency_key_plays_once_even_the_last() {
+    let server = HttpServer::start(&["wordle", "--max-turns", "2"]);
+    let sid = new_session(&server).await;
+    created(post_in(&server, "/create", &sid).json(&json!({"split": "train", "index": 1}))).await;
+    let keyed = |key: &str, word: &str| {
+        let events = stream(
+            post_in(&server, "/wordle/call", &sid)
+                .header("Idempotency-Key", key)
+                .json(&json!({"name": "guess", "input": {"word": word}})),
+        );
+        async move {
+            let events = events.await;
+            assert_eq!(events[1].0, "end", "{events:?}");
+            serde_json::from_str::<Value>(&events[1].1).unwrap()
+        }
+    };
+    let first = keyed("ors-1", "crane").await;
+    assert_eq!(keyed("ors-1", "slate").await, first);
+    // The call that ends the episode, retried: its answer, not "the episode has finished".
+    let last = keyed("ors-2", "slate").await;
+    assert_eq!(last["output"]["finished"], true, "{last}");
+    assert_eq!(keyed("ors-2", "pious").await, last);
+    let episode = episode_of(&first);
+    assert_eq!(server.status(&episode).await.turn, 2);
+}

@@ -58,6 +58,9 @@ fn task_at(env: &dyn Environment, split: Split, index: usize) -> Result<String, 
     })
 }
 
+/// The key of a step's `metadata` that holds its idempotency key.
+pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
+
 /// Runs one action on an episode of `env` (none yet: only `list_tools` works).
 pub async fn step(
     hub: &Hub,
@@ -74,13 +77,22 @@ pub async fn step(
         Action::CallTool {
             tool_name,
             arguments,
-            ..
+            metadata,
         } => {
             let (Some(id), Some(status)) = (episode, status) else {
                 return Err(DoorError::NoEpisode);
             };
+            let key = match metadata.as_ref().and_then(|m| m.get(IDEMPOTENCY_KEY)) {
+                None => None,
+                Some(Value::String(key)) => Some(key.as_str()),
+                Some(other) => {
+                    return Err(DoorError::Invalid(format!(
+                        "metadata.{IDEMPOTENCY_KEY} must be a string (a UUID is a good key), not {other}"
+                    )));
+                }
+            };
             match hub
-                .step(id, &tool_name, arguments.unwrap_or_default())
+                .step_keyed(id, &tool_name, arguments.unwrap_or_default(), key)
                 .await
             {
                 Ok(step) => Ok(wire::call_envelope(&tool_name, &step)),

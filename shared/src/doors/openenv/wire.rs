@@ -86,9 +86,9 @@ pub enum Action {
         /// Its arguments.
         #[serde(default)]
         arguments: Option<JsonObject>,
-        /// Ignored.
+        /// Read for `idempotency_key` (a string): a retried step with the same key gets the
+        /// first answer and plays nothing. The rest is ignored.
         #[serde(default)]
-        #[allow(dead_code)]
         metadata: Option<Value>,
     },
 }

@@ -590,12 +590,30 @@ async fn call(door: Arc<Door>, scope: Scope, headers: HeaderMap, body: Body) -> 
         Ok(found) => found,
         Err(error) => return error.into_response(),
     };
+    let key = match headers
+        .get(crate::http::IDEMPOTENCY_KEY)
+        .map(|v| v.to_str())
+    {
+        None => None,
+        Some(Ok(key)) => Some(key.to_owned()),
+        Some(Err(_)) => {
+            return OrsError::bad_request(
+                "the Idempotency-Key header is not visible ASCII; send 1 to 128 visible ASCII characters (a UUID is a good key)",
+            )
+            .into_response();
+        }
+    };
     let (task_id, call) = session.start_call();
     let running = call.clone();
     // Runs apart from the request, so a broken stream does not stop the call; the client
     // resumes with its task_id.
     tokio::spawn(async move {
-        let result = run_call(&door, &id, &env, &episode, body.name, body.input).await;
+        let called = Called {
+            name: body.name,
+            input: body.input,
+            key,
+        };
+        let result = run_call(&door, &id, &env, &episode, called).await;
         session.touch();
         running.finish(result);
     });
@@ -621,6 +639,14 @@ fn refused(reason: Refusal, error: &str) -> CallResult {
     Ok(refusal(reason, error).to_string())
 }
 
+/// A tool call as the request made it.
+struct Called {
+    name: String,
+    input: Option<Value>,
+    /// Its `Idempotency-Key`.
+    key: Option<String>,
+}
+
 /// Runs one tool call: refused when the tool is unknown, its input does not fit its schema or
 /// the episode is over; otherwise stepped through the hub.
 async fn run_call(
@@ -628,8 +654,7 @@ async fn run_call(
     session_id: &str,
     env: &Arc<dyn Environment>,
     episode: &str,
-    name: String,
-    input: Option<Value>,
+    Called { name, input, key }: Called,
 ) -> CallResult {
     let input: JsonObject = match input {
         None | Some(Value::Null) => JsonObject::new(),
@@ -664,6 +689,13 @@ async fn run_call(
         );
     }
     let hub = &door.hub;
+    // A retried call whose first try was answered (even the one that ended the episode)
+    // gets that answer again.
+    if let Some(key) = &key
+        && let Ok(step) = hub.answer(episode, key).await
+    {
+        return Ok(tool_output(&step).to_string());
+    }
     let outcome = match hub.status(episode).await {
         Ok(status) if status.done => {
             return refused(
@@ -673,7 +705,7 @@ async fn run_call(
                 ),
             );
         }
-        Ok(_) => hub.step(episode, &name, input).await,
+        Ok(_) => hub.step_keyed(episode, &name, input, key.as_deref()).await,
         Err(error) => Err(error),
     };
     match outcome {
