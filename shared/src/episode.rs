@@ -114,12 +114,19 @@ pub struct Episode {
     ended: bool,
     /// What a finished episode still answers once its state is released ([`Episode::retire`]).
     retired: Option<Retired>,
-    /// The latest calls made with an idempotency key, and what they answered.
-    answered: VecDeque<(Box<str>, StepRecord)>,
+    /// The latest calls made with an idempotency key, what they answered, and its size.
+    answered: VecDeque<(Box<str>, StepRecord, usize)>,
+    /// The sizes in `answered`, summed.
+    answered_bytes: usize,
 }
 
-/// Idempotency keys an episode remembers the answers of (the oldest goes first).
-pub const ANSWERED_KEYS: usize = 256;
+/// Idempotency keys a live episode remembers the answers of (the oldest goes first).
+pub const ANSWERED_KEYS: usize = 64;
+/// Most bytes of answers a live episode keeps for its keys (screenshots are large); the
+/// newest answer is kept whatever its size.
+const ANSWERED_BYTES: usize = 4 << 20;
+/// Answers a finished episode keeps: a retry comes soon after its call.
+const ANSWERED_WHEN_FINISHED: usize = 4;
 
 /// What a finished episode keeps of its state after [`Episode::retire`]: enough to answer
 /// every read and every further call as it would have.
@@ -202,6 +209,7 @@ impl Episode {
             ended: false,
             retired: None,
             answered: VecDeque::new(),
+            answered_bytes: 0,
         }
     }
 
@@ -464,16 +472,36 @@ impl Episode {
     pub fn answered(&self, key: &str) -> Option<&StepRecord> {
         self.answered
             .iter()
-            .find(|(answered, _)| &**answered == key)
-            .map(|(_, step)| step)
+            .find(|(answered, _, _)| &**answered == key)
+            .map(|(_, step, _)| step)
     }
 
-    /// Remembers what the call with idempotency key `key` answered.
+    /// Remembers what the call with idempotency key `key` answered, within
+    /// [`ANSWERED_KEYS`] keys and a byte budget.
     pub fn remember_answer(&mut self, key: &str, step: &StepRecord) {
-        if self.answered.len() == ANSWERED_KEYS {
-            self.answered.pop_front();
+        let size = step
+            .content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Text(text) => text.text.len(),
+                ContentBlock::Image(image) => image.data.len(),
+                _ => 256,
+            })
+            .sum::<usize>();
+        self.answered.push_back((key.into(), step.clone(), size));
+        self.answered_bytes += size;
+        self.keep_answers(ANSWERED_KEYS, ANSWERED_BYTES);
+    }
+
+    /// Forgets the oldest answers until at most `count` and `bytes` remain (the newest
+    /// stays).
+    fn keep_answers(&mut self, count: usize, bytes: usize) {
+        while self.answered.len() > 1
+            && (self.answered.len() > count || self.answered_bytes > bytes)
+            && let Some((_, _, size)) = self.answered.pop_front()
+        {
+            self.answered_bytes -= size;
         }
-        self.answered.push_back((key.into(), step.clone()));
     }
 
     /// Ends an unfinished episode as aborted, paying nothing more (its return stays as it
@@ -510,6 +538,7 @@ impl Episode {
         while self.recent_images.len() > 1 {
             self.recent_images.pop_front();
         }
+        self.keep_answers(ANSWERED_WHEN_FINISHED, ANSWERED_BYTES);
         self.write_end();
         if let Some(sink) = &self.sink {
             sink.close(&self.id);
@@ -585,6 +614,30 @@ mod tests {
 
     fn step_of(step: &StepRecord) -> Value {
         serde_json::to_value(step).unwrap()
+    }
+
+    #[tokio::test]
+    async fn answers_kept_for_keys_are_bounded_by_count_and_size_and_few_once_finished() {
+        let mut ep = episode(1000);
+        let step = ep.step("tick", JsonObject::new()).await;
+        for n in 0..100 {
+            ep.remember_answer(&format!("k{n}"), &step);
+        }
+        assert!(ep.answered("k35").is_none() && ep.answered("k36").is_some());
+        // A large answer (a screenshot) pushes out what would pass the byte budget.
+        let mut large = step.clone();
+        large.content = vec![ContentBlock::text("x".repeat(3 << 20))];
+        ep.remember_answer("big-1", &large);
+        ep.remember_answer("big-2", &large);
+        assert!(ep.answered("big-1").is_none() && ep.answered("big-2").is_some());
+        for n in 0..10 {
+            ep.remember_answer(&format!("small-{n}"), &step);
+        }
+        ep.step("win", JsonObject::new()).await;
+        ep.retire(&[])
+            .expect("a finished episode hands back its state");
+        assert_eq!(ep.answered.len(), ANSWERED_WHEN_FINISHED);
+        assert!(ep.answered("small-9").is_some() && ep.answered("small-5").is_none());
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rmcp::model::JsonObject;
 use serde::{Deserialize, Serialize};
 
-use crate::env::{Environment, EpisodeSpec, StartError};
+use crate::env::{Environment, EpisodeSpec, EpisodeState, StartError};
 use crate::episode::{Episode, EpisodeHeader, EpisodeStatus};
 use crate::metrics::{Held, Metrics};
 use crate::replica::{self, ReplicaName};
@@ -707,16 +707,7 @@ impl Hub {
             }
         }
         if finished_now {
-            self.remember_finished(slot.status());
-            // A finished episode holds no place: it leaves the live store for the finished
-            // table (still readable), and its kernel or display is released in the
-            // background.
-            if let Some(finished) = self.store.remove(&slot.id) {
-                self.finished_episodes.insert(finished);
-            }
-            if let Some(state) = released {
-                tokio::spawn(state.close());
-            }
+            self.finished(slot, released);
         }
         Ok(result)
     }
@@ -749,7 +740,7 @@ impl Hub {
     /// Live episodes and the finished ones still readable, newest first: at most `limit` of
     /// them, with the total.
     pub fn list(&self, limit: usize) -> (Vec<Arc<EpisodeSlot>>, usize) {
-        let mut slots = self.store.newest_first();
+        let mut slots = self.store.all();
         slots.extend(self.finished_episodes.all());
         slots.sort_by_key(|slot| std::cmp::Reverse(slot.started));
         let total = slots.len();
@@ -867,14 +858,21 @@ impl Hub {
         if let Some(metrics) = &slot.metrics {
             metrics.episode_finished();
         }
+        self.finished(&slot, released);
+        tracing::debug!(episode = id, "episode aborted: its session was ended");
+    }
+
+    /// What follows an episode's end: it is counted for the viewer, leaves the live store for
+    /// the finished table (still readable, holding no place), and its `released` state (a
+    /// kernel, a display) is closed in the background.
+    fn finished(&self, slot: &EpisodeSlot, released: Option<Box<dyn EpisodeState>>) {
         self.remember_finished(slot.status());
-        if let Some(finished) = self.store.remove(id) {
+        if let Some(finished) = self.store.remove(&slot.id) {
             self.finished_episodes.insert(finished);
         }
         if let Some(state) = released {
             tokio::spawn(state.close());
         }
-        tracing::debug!(episode = id, "episode aborted: its session was ended");
     }
 
     /// Closes an episode and releases everything it holds. It leaves the store at once (new

@@ -284,11 +284,9 @@ impl EpisodeStore {
         slot
     }
 
-    /// Every live episode, newest first (for the viewer's list).
-    pub fn newest_first(&self) -> Vec<Arc<EpisodeSlot>> {
-        let mut slots: Vec<_> = self.read().values().cloned().collect();
-        slots.sort_by_key(|slot| std::cmp::Reverse(slot.started));
-        slots
+    /// Every live episode, in no order.
+    pub fn all(&self) -> Vec<Arc<EpisodeSlot>> {
+        self.read().values().cloned().collect()
     }
 
     /// The episode with this id, marked as used now.
