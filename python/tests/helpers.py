@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import random
 import re
+import socket
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -155,3 +160,110 @@ async def play_wordle_async(episode: AsyncEpisode, max_calls: int = 12) -> list[
         solver.observe_step(guess, step)
         steps.append(step)
     return steps
+
+
+class CuttingProxy:
+    """A TCP proxy that cuts connections at random points of their traffic: each chunk it would
+    relay, either way, ends the connection instead with probability `cut` (before a request
+    reaches the server, or after the server answered and before the answer reaches the client).
+
+    `spare(request_line)` names requests whose traffic is never cut (say, episode starts, which
+    no client may send twice); `stall(request_line)` names requests whose answer is held back
+    `stall_s` seconds, once each, as a slow network would (for receive timeouts)."""
+
+    def __init__(
+        self,
+        upstream: tuple[str, int] | str,
+        seed: int,
+        cut: float = 0.04,
+        spare: Callable[[bytes], bool] | None = None,
+        stall: Callable[[bytes], bool] | None = None,
+        stall_s: float = 0.0,
+    ) -> None:
+        if isinstance(upstream, str):
+            address = urlsplit(upstream)
+            assert address.hostname is not None and address.port is not None
+            upstream = (address.hostname, address.port)
+        self.upstream = upstream
+        self.random = random.Random(seed)
+        self.cut = cut
+        self.spare = spare
+        self.stall = stall
+        self.stall_s = stall_s
+        self.lock = threading.Lock()
+        self.cuts = 0
+        self.stalls = 0
+        self._stalled: set[bytes] = set()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.upstream)
+            except OSError:  # the server is gone (a test is ending)
+                client.close()
+                continue
+            # The request line now being answered on this connection (HTTP/1.1: one at a time).
+            state = {"request": b""}
+            for source, target, outgoing in ((client, upstream, True), (upstream, client, False)):
+                threading.Thread(
+                    target=self._relay,
+                    args=(source, target, client, upstream, outgoing, state),
+                    daemon=True,
+                ).start()
+
+    def _relay(
+        self,
+        source: socket.socket,
+        target: socket.socket,
+        client: socket.socket,
+        upstream: socket.socket,
+        outgoing: bool,
+        state: dict[str, bytes],
+    ) -> None:
+        try:
+            while data := source.recv(65536):
+                if outgoing and re.match(rb"[A-Z]+ /", data):
+                    state["request"] = data.split(b"\r\n", 1)[0]
+                request = state["request"]
+                spared = self.spare is not None and self.spare(request)
+                with self.lock:
+                    cut = not spared and self.random.random() < self.cut
+                    self.cuts += cut
+                    stall = (
+                        not outgoing
+                        and self.stall is not None
+                        and request not in self._stalled
+                        and self.stall(request)
+                    )
+                    if stall:
+                        self._stalled.add(request)
+                        self.stalls += 1
+                if cut:
+                    break
+                if stall:
+                    time.sleep(self.stall_s)
+                target.sendall(data)
+        except OSError:
+            pass
+        for end in (client, upstream):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        """Stops accepting connections."""
+        self.listener.close()
+
+
+def is_start(request_line: bytes) -> bool:
+    """Whether an HTTP request line starts an episode (`POST /episodes`), which is not
+    idempotent: a proxy spares those."""
+    return request_line.startswith(b"POST /episodes ")

@@ -5,14 +5,10 @@ played once, in order, with the answer the server gave."""
 
 from __future__ import annotations
 
-import contextlib
-import random
-import socket
-import threading
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import pytest
+from helpers import CuttingProxy
 
 from mcpgym import Client, Server
 
@@ -20,64 +16,9 @@ CALLS = 1000
 WORDS = ["crane", "slate", "pious", "blimp", "dough"]
 
 
-class CuttingProxy:
-    """A TCP proxy that cuts a connection at a random point of its traffic: each chunk it
-    would relay, either way, ends the connection instead with probability `CUT`."""
-
-    CUT = 0.04
-
-    def __init__(self, upstream: tuple[str, int], seed: int) -> None:
-        self.upstream = upstream
-        self.random = random.Random(seed)
-        self.lock = threading.Lock()
-        self.cuts = 0
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.upstream)
-            for source, target in ((client, upstream), (upstream, client)):
-                threading.Thread(
-                    target=self._relay, args=(source, target, client, upstream), daemon=True
-                ).start()
-
-    def _relay(
-        self,
-        source: socket.socket,
-        target: socket.socket,
-        client: socket.socket,
-        upstream: socket.socket,
-    ) -> None:
-        try:
-            while data := source.recv(65536):
-                with self.lock:
-                    cut = self.random.random() < self.CUT
-                    self.cuts += cut
-                if cut:
-                    break
-                target.sendall(data)
-        except OSError:
-            pass
-        for end in (client, upstream):
-            with contextlib.suppress(OSError):
-                end.shutdown(socket.SHUT_RDWR)
-            end.close()
-
-    def close(self) -> None:
-        self.listener.close()
-
-
 @pytest.fixture
 def proxy(wordle_server: Server) -> Iterator[CuttingProxy]:
-    address = urlsplit(wordle_server.url)
-    assert address.hostname is not None and address.port is not None
-    cutting = CuttingProxy((address.hostname, address.port), seed=20261202)
+    cutting = CuttingProxy(wordle_server.url, seed=20261202)
     yield cutting
     cutting.close()
 
@@ -110,5 +51,40 @@ def test_a_thousand_calls_through_dropped_connections_play_each_step_once(
             assert record["observation"] == step.text
         episode.close()
     assert proxy.cuts >= 100, f"only {proxy.cuts} connections were cut"
+    through.close()
+    direct.close()
+
+
+def test_an_answer_that_comes_after_the_timeout_is_never_taken_for_the_next_one(
+    wordle_server: Server,
+) -> None:
+    # The answer to the first guess is held back past the client's timeout: the client gives
+    # up on that connection and sends the call again (same key), and the late answer, still
+    # travelling on the dropped connection, must not become the answer to a later call.
+    slow = CuttingProxy(
+        wordle_server.url,
+        seed=1,
+        cut=0.0,
+        stall=lambda line: line.startswith(b"POST /episodes/") and line.endswith(b"/call HTTP/1.1"),
+        stall_s=1.5,
+    )
+    direct = wordle_server.client()
+    through = Client(slow.url, timeout=0.5)
+    episode = direct.start(seed=4)
+    played = type(episode)._from_json(
+        through, {"id": episode.id, "env": episode.env, "task": episode.task, "seed": 0}
+    )
+    first = played.call("guess", word="crane")
+    second = played.call("guess", word="slate")
+    third = played.call("history")
+    assert slow.stalls >= 1
+    assert (first.turn, second.turn, third.turn) == (1, 2, 3)
+    assert "CRANE" in first.text and "SLATE" not in first.text
+    assert "SLATE" in second.text
+    recorded = episode.trajectory()
+    assert [r["turn"] for r in recorded] == [1, 2, 3]
+    assert [r["observation"] for r in recorded] == [first.text, second.text, third.text]
+    episode.close()
+    slow.close()
     through.close()
     direct.close()

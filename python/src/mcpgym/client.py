@@ -5,8 +5,14 @@ are the same API with `async def` (over `httpx.AsyncClient`). Every call is one 
 control plane; a failed request raises `McpgymError` carrying the server's own sentence.
 
 A tool call carries an idempotency key of its own (`Idempotency-Key`), and a call whose
-connection drops is sent again with the same key: the server answers a key it has seen with
-its first answer, so a step is played once however often the network fails.
+connection drops (or whose answer does not come within `timeout`) is sent again with the same
+key: the server answers a key it has seen with its first answer, so a step is played once
+however often the network fails. Each try waits for its own answer on its own connection (a
+connection that failed or timed out is dropped, never reused), so a late answer can never be
+taken for another request's. Reads (`GET`) and `DELETE`s, which change nothing when repeated,
+are sent again the same way. Starting an episode (`POST /episodes`) is not: a start whose
+connection drops raises `McpgymError`, and the episode it may have started is closed by the
+server's idle reaper.
 """
 
 from __future__ import annotations
@@ -42,6 +48,9 @@ _START_THREADS = 16
 # (doubled each time). Every try carries the call's idempotency key.
 _CALL_ATTEMPTS = 8
 _CALL_BACKOFF_S = 0.05
+# Methods sent again, like tool calls, when their connection drops: repeating them changes
+# nothing (a second DELETE of an episode answers 404, which `close` takes as closed).
+_REPEATABLE = frozenset({"GET", "DELETE"})
 
 
 def _keyed(headers: Mapping[str, str]) -> dict[str, str]:
@@ -279,10 +288,15 @@ class Client(Closing):
         self._http = httpx.Client(base_url=self.base_url, headers=_headers(token), timeout=timeout)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            return self._http.request(method, path, **kwargs)
-        except httpx.TransportError as error:
-            raise _unreachable(self.base_url, error) from error
+        attempts = _CALL_ATTEMPTS if method in _REPEATABLE else 1
+        for attempt in range(attempts):
+            try:
+                return self._http.request(method, path, **kwargs)
+            except httpx.TransportError as error:
+                if attempt + 1 == attempts:
+                    raise _unreachable(self.base_url, error) from error
+                time.sleep(_CALL_BACKOFF_S * 2**attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _send_call(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any]
@@ -421,10 +435,15 @@ class AsyncClient:
         )
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            return await self._http.request(method, path, **kwargs)
-        except httpx.TransportError as error:
-            raise _unreachable(self.base_url, error) from error
+        attempts = _CALL_ATTEMPTS if method in _REPEATABLE else 1
+        for attempt in range(attempts):
+            try:
+                return await self._http.request(method, path, **kwargs)
+            except httpx.TransportError as error:
+                if attempt + 1 == attempts:
+                    raise _unreachable(self.base_url, error) from error
+                await asyncio.sleep(_CALL_BACKOFF_S * 2**attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _send_call(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any]
