@@ -87,7 +87,10 @@ class TextRollout:
             info.update({"return": self.return_, "valid": False})
             return Outcome(f"Error: {error}", 0.0, False, info=info)
         if not calls:
+            # The model answered: the episode is over for the trainer, so it is closed now
+            # rather than left to the server's idle reaper.
             self.done = True
+            self.episode.close()
             info.update({"return": self.return_, "valid": True, "tool_calls": 0})
             return Outcome("", 0.0, True, info=info)
         texts: list[str] = []

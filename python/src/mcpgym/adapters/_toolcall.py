@@ -153,3 +153,8 @@ def decode_image(data: str) -> Any:
     image = Image.open(io.BytesIO(base64.b64decode(data)))
     image.load()
     return image
+
+
+def data_url(data: str, mime: str) -> str:
+    """A base64 image as a `data:` URL."""
+    return f"data:{mime or 'image/png'};base64,{data}"

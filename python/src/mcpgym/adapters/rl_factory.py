@@ -19,6 +19,15 @@ Qwen 3 style) run concurrently, each in its row's episode. A response with no to
 `<answer>`, ends the row. `get_step_reward` gives each row's last step reward (process rewards),
 and `_compute_score_with_rules` each row's return. It follows RL-Factory's documented `Env`
 interface (`envs/base.py`) and is tested against that interface only.
+
+Images (desktop screenshots, Jupyter plots): RL-Factory's text `Env` has no image path; its
+multimodal env (`envs/mmbase.py`, `MMEnv`) returns from `step(responses, tokenizer, image_data)`
+eight lists, `(next_obs, dones, valid_action, is_tool, new_image, raw_prompt,
+multi_modal_data, valid_tool)`, with one PIL image per row in `new_image` (None for a row
+whose tool showed none) and `valid_tool` 1 for those rows. With `images: true` in the config,
+`step` answers that shape, the row's last image in `new_image`; `multi_modal_data` is left
+None for RL-Factory's own processor step (`MMEnv._mm_process`) to fill from `new_image`.
+`last_images()` gives every image of each row's last turn in either mode.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mcpgym.adapters._textenv import START_KEYS, Outcome, TextRollout
+from mcpgym.adapters._toolcall import decode_image
 
 __all__ = ["McpgymEnv"]
 
@@ -59,6 +69,8 @@ class McpgymEnv:
         self.use_verify_tool = False
         self.use_process_reward = bool(_get(config, "use_process_reward", False))
         self.tool_manager = None
+        self.images = bool(_get(section, "images", False))
+        self._last_images: list[list[tuple[str, str]]] = []
         self.rows: list[TextRollout] = []
         """Every row of the current batch, in batch order."""
         self._active: list[int] = []
@@ -97,9 +109,10 @@ class McpgymEnv:
         return rollout.act(response)
 
     def step(
-        self, responses: Sequence[str], tokenizer: Any = None
-    ) -> tuple[list[str], list[bool], list[int], list[int]]:
-        """One turn of the rows still running: `(next_obs, dones, valid_action, is_tool)`."""
+        self, responses: Sequence[str], tokenizer: Any = None, image_data: Any = None
+    ) -> tuple[list[Any], ...]:
+        """One turn of the rows still running: `(next_obs, dones, valid_action, is_tool)`, or
+        with `images: true` MMEnv's eight lists (see the module docstring)."""
         if len(responses) != len(self._active):
             # A new batch (the last one finished, or was cut at the turn limit).
             self.start_batch([{} for _ in responses])
@@ -117,8 +130,29 @@ class McpgymEnv:
             valid.append(1 if outcome.info.get("valid") else 0)
             is_tool.append(1 if calls > 0 else 0)
         self._last_rewards = [o.reward for o in outcomes]
+        self._last_images = [o.images for o in outcomes]
         self._active = [i for i, done in zip(rows, dones, strict=True) if not done]
-        return next_obs, dones, valid, is_tool
+        if not self.images:
+            return next_obs, dones, valid, is_tool
+        new_image = [
+            decode_image(o.images[-1][0]) if o.images and not o.done else None for o in outcomes
+        ]
+        valid_tool = [0 if image is None else 1 for image in new_image]
+        multi_modal_data: list[Any] = [None] * len(outcomes)
+        return (
+            next_obs,
+            dones,
+            valid,
+            is_tool,
+            new_image,
+            list(next_obs),
+            multi_modal_data,
+            valid_tool,
+        )
+
+    def last_images(self) -> list[list[Any]]:
+        """The images (PIL) each row stepped in the last `step` showed, in that call's order."""
+        return [[decode_image(data) for data, _mime in row] for row in self._last_images]
 
     def _render(self, text: str, tokenizer: Any) -> str:
         """A tool turn in the model's chat template (Qwen 3: `<tool_response>` in a user turn)."""

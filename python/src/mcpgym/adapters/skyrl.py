@@ -13,6 +13,14 @@ episode's own prompt as the user message. `step(action)` reads the model's tool 
 Qwen `<tool_call>{"name", "arguments"}</tool_call>`, or GEM's XML form), calls them and returns
 the observation as a user message, the step reward and `done`; a turn with no tool call ends the
 trajectory. The step rewards add up to the episode's return.
+
+Images (desktop screenshots, Jupyter plots): skyrl-gym (0.4.0) types an observation as a chat
+message with string content and has no image path of its own. With `images: true` in the env
+config, an observation that shows images is a message whose content is OpenAI-style parts,
+`{"type": "text", "text"}` then one `{"type": "image_url", "image_url": {"url": "data:..."}}`
+per image (a base64 `data:` URL), the form vision-language chat templates (Qwen2-VL and
+later) and OpenAI-compatible servers such as vLLM read; a generator that renders observations
+for a vision-language model passes them on. Without it, observations are text only.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ from typing import Any
 from skyrl_gym import register as _register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from mcpgym.adapters._textenv import START_KEYS, TextRollout
+from mcpgym.adapters._textenv import START_KEYS, Outcome, TextRollout
+from mcpgym.adapters._toolcall import data_url
 
 __all__ = ["McpgymTextEnv", "register"]
 
@@ -40,7 +49,8 @@ class McpgymTextEnv(BaseTextEnv):  # type: ignore[misc]
     """An mcpgym environment as a SkyRL text environment.
 
     `env_config`: `base_url` (required), `env`, `token`, `timeout`, `system_prompt` (default
-    true), and defaults for `task`, `seed`, `split`, `options`. `extras`: the row's
+    true), `images` (default false: see the module docstring), and defaults for `task`, `seed`,
+    `split`, `options`. `extras`: the row's
     `env_extras` (`task`, `seed`, ...) and `max_turns`.
     """
 
@@ -61,6 +71,7 @@ class McpgymTextEnv(BaseTextEnv):  # type: ignore[misc]
             defaults=defaults,
         )
         self.system_prompt = bool(_get(env_config, "system_prompt", True))
+        self.images = bool(_get(env_config, "images", False))
         self.max_turns = int(extras.get("max_turns", 0) or 0)
 
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -78,7 +89,7 @@ class McpgymTextEnv(BaseTextEnv):  # type: ignore[misc]
         self.turns += 1
         outcome = self.rollout.act(action)
         done = outcome.done or (self.max_turns > 0 and self.turns >= self.max_turns)
-        observations = [] if done else [{"role": "user", "content": outcome.observation}]
+        observations = [] if done else [{"role": "user", "content": self._content(outcome)}]
         return BaseTextEnvStepOutput(
             observations=observations,
             reward=outcome.reward,
@@ -86,6 +97,17 @@ class McpgymTextEnv(BaseTextEnv):  # type: ignore[misc]
             metadata=outcome.info,
             postprocessed_action=None,
         )
+
+    def _content(self, outcome: Outcome) -> Any:
+        """The observation message's content: text, or text and image parts."""
+        if not (self.images and outcome.images):
+            return outcome.observation
+        parts: list[dict[str, Any]] = [{"type": "text", "text": outcome.observation}]
+        parts += [
+            {"type": "image_url", "image_url": {"url": data_url(data, mime)}}
+            for data, mime in outcome.images
+        ]
+        return parts
 
     def get_metrics(self) -> dict[str, Any]:
         """The episode's return and turn count."""
