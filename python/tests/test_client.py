@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
+import signal
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -198,3 +200,30 @@ def test_serve_hosts_every_environment_and_delivers_screenshots(serve_server: Se
             [(data, mime)] = shot.images
             assert mime == "image/png"
             assert base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_server_that_exits_early_says_so_with_its_stderr() -> None:
+    server = Server("wordle")
+    os.kill(server.pid, signal.SIGKILL)
+    server._process.wait(30)
+    with pytest.raises(McpgymError) as error:
+        server.check()
+    assert "exited early (exit code -9)" in str(error.value)
+    # The stderr it wrote is in the error.
+    assert "mcpgym: listening on" in str(error.value)
+    with pytest.raises(McpgymError, match="exited early"):
+        server.stop()
+    server.stop()  # said once; stopping again is quiet
+
+    # Inside a with block: the failure it caused (the server cannot be reached) is the cause.
+    with (
+        pytest.raises(McpgymError) as error,
+        Server("wordle") as server,
+        server.client(timeout=10) as client,
+    ):
+        os.kill(server.pid, signal.SIGKILL)
+        server._process.wait(30)
+        client.start()
+    assert "exited early" in str(error.value)
+    assert isinstance(error.value.__cause__, McpgymError)
+    assert "cannot reach" in str(error.value.__cause__)

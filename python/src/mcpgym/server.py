@@ -68,6 +68,10 @@ class Server:
     `Server("wordle")` runs `mcpgym wordle --http 127.0.0.1:0`; `Server("serve", "--max-turns",
     "40")` hosts every environment with that flag. `url` is where it listens. Stop it with
     `stop()` or by leaving a `with` block.
+
+    The server's stderr is kept (its last lines, `stderr()`): a server that fails to start, or
+    exits before it is stopped, raises `McpgymError` carrying them (`check()`, `stop()`, and
+    leaving the `with` block, where the error that was under way becomes its cause).
     """
 
     url: str
@@ -101,6 +105,7 @@ class Server:
         self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self._ready = threading.Event()
         self._url: str | None = None
+        self._stopping = False
         self._process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -115,6 +120,7 @@ class Server:
         self._reader = threading.Thread(target=self._drain, name="mcpgym-stderr", daemon=True)
         self._reader.start()
         if not self._ready.wait(startup_timeout) or self._url is None:
+            self._stopping = True
             self.stop()
             raise McpgymError(
                 f"`{' '.join(command)}` did not start listening "
@@ -155,8 +161,31 @@ class Server:
         """An asynchronous client for this server."""
         return AsyncClient(self.url, token=self.token, timeout=timeout)
 
+    def _exited_error(self) -> McpgymError | None:
+        """The error saying the server exited by itself, if it did."""
+        code = self._process.poll()
+        if code is None or self._stopping:
+            return None
+        self._reader.join(timeout=5)
+        return McpgymError(
+            f"the mcpgym server `{' '.join(self.command)}` exited early (exit code {code}); "
+            "its stderr ended with:\n" + self.stderr()
+        )
+
+    def check(self) -> None:
+        """Raises `McpgymError` with the server's stderr if it has exited by itself."""
+        error = self._exited_error()
+        if error is not None:
+            raise error
+
     def stop(self, timeout: float = 30.0) -> None:
-        """Asks the server to shut down (SIGTERM), killing it after `timeout` seconds."""
+        """Asks the server to shut down (SIGTERM), killing it after `timeout` seconds. Raises
+        `McpgymError` with its stderr if it had already exited by itself (once)."""
+        early = self._exited_error()
+        self._stopping = True
+        if early is not None:
+            self._reader.join(timeout=5)
+            raise early
         if self._process.poll() is None:
             self._process.terminate()
             try:
@@ -175,7 +204,14 @@ class Server:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.stop()
+        try:
+            self.stop()
+        except McpgymError as early:
+            if isinstance(exc, Exception):
+                # What went wrong in the block (often "cannot reach") came from this exit.
+                raise early from exc
+            if exc is None:
+                raise
 
     def __del__(self) -> None:
         # A server left running outlives nothing: it would hold its port and episodes.
