@@ -22,6 +22,22 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 
+def _invocation_path(value: str) -> Path:
+    """`value` as a path, a relative one resolved against the directory `pip` was run from.
+
+    pip runs the build backend in the package's own directory (or a copy of it), not where it
+    was invoked; the invoking shell's `PWD`, which the build's process inherits, still names
+    that directory. Without `PWD` (or when it does not hold the file), the current directory.
+    """
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    invoked = os.environ.get("PWD")
+    if invoked and Path(invoked).is_absolute() and (Path(invoked) / path).is_file():
+        return Path(invoked) / path
+    return Path.cwd() / path
+
+
 class BundleBinary(BuildHookInterface):  # type: ignore[type-arg]
     """Puts a stripped copy of the binary into platform wheels."""
 
@@ -30,11 +46,12 @@ class BundleBinary(BuildHookInterface):  # type: ignore[type-arg]
     def _source(self) -> Path | None:
         explicit = os.environ.get("MCPGYM_BINARY")
         if explicit:
-            path = Path(explicit)
+            path = _invocation_path(explicit)
             if not path.is_file():
                 raise FileNotFoundError(
-                    f"MCPGYM_BINARY={explicit} is not a file; build the binary first "
-                    "(cargo build --release) or unset MCPGYM_BINARY for a pure-Python wheel"
+                    f"MCPGYM_BINARY={explicit} is not a file (looked for {path}); build the "
+                    "binary first (cargo build --release) or unset MCPGYM_BINARY for a "
+                    "pure-Python wheel"
                 )
             return path
         release = Path(self.root).parent / "target" / "release" / "mcpgym"

@@ -164,3 +164,17 @@ def test_platform_wheel_carries_the_stripped_binary(venv: Path, tmp_path: Path) 
     finally:
         server.terminate()
         server.wait(60)
+
+
+def test_a_relative_binary_path_is_read_from_where_pip_runs(tmp_path: Path) -> None:
+    # `MCPGYM_BINARY=target/debug/mcpgym pip wheel ./python` from the checkout's root: pip
+    # builds in python/ (or a copy), and the path means the directory pip was run from.
+    workdir = tmp_path / "work"
+    (workdir / "bin").mkdir(parents=True)
+    (workdir / "bin" / "mcpgym").symlink_to(Path(binary()).resolve())
+    env = clean_env(MCPGYM_BINARY="bin/mcpgym", PWD=str(workdir))
+    out = tmp_path / "dist"
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", out, PACKAGE], env, cwd=workdir)
+    [wheel] = out.glob("mcpgym-*.whl")
+    assert wheel.name == "mcpgym-0.1.0-py3-none-linux_x86_64.whl"
+    assert "mcpgym/_bin/mcpgym" in zipfile.ZipFile(wheel).namelist()
