@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -99,3 +100,33 @@ def test_screenshots_come_back_as_image_content_items() -> None:
         images = [item for item in result if isinstance(item, ContentItem) and item.image]
         assert images and images[0].image.startswith("data:image/")
         assert any(item.text for item in result)
+
+
+def test_agent_runs_through_dropped_connections_play_each_step_once(tmp_path: Path) -> None:
+    # The package's tests' proxy (python/tests/helpers.py), cutting connections at random
+    # except episode starts.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from helpers import CuttingProxy, is_start
+
+    with Server("wordle", "--trajectory-dir", str(tmp_path)) as server:
+        proxy = CuttingProxy(server.url, seed=11, cut=0.12, spare=is_start)
+
+        def rollout(seed: int) -> tuple[str, float, int]:
+            with start_episode(proxy.url, "wordle", seed=seed, timeout=30) as run:
+                model = ScriptedModel(run)
+                agent = FnCallAgent(function_list=run.tools, llm=model)
+                for _ in agent.run(messages=[{"role": "user", "content": run.prompt}]):
+                    pass
+                assert run.done
+                return run.episode.id, run.return_, len(run.steps)
+
+        with ThreadPoolExecutor(max_workers=ROLLOUTS) as pool:
+            results = list(pool.map(rollout, SEEDS))
+        proxy.close()
+        assert proxy.cuts >= 10, f"only {proxy.cuts} connections were cut"
+    for episode, reward, steps in results:
+        lines = (tmp_path / f"{episode}.jsonl").read_text().splitlines()
+        records = [r for r in map(json.loads, lines) if r["record"] == "step"]
+        assert [r["turn"] for r in records] == list(range(1, steps + 1))
+        assert [r["arguments"]["word"] for r in records] == list(GUESSES[:steps])
+        assert reward == sum(r["reward"] for r in records)
