@@ -204,6 +204,7 @@ def test_serve_hosts_every_environment_and_delivers_screenshots(serve_server: Se
 
 def test_a_server_that_exits_early_says_so_with_its_stderr() -> None:
     server = Server("wordle")
+    client = server.client(timeout=10)
     os.kill(server.pid, signal.SIGKILL)
     server._process.wait(30)
     with pytest.raises(McpgymError) as error:
@@ -211,19 +212,24 @@ def test_a_server_that_exits_early_says_so_with_its_stderr() -> None:
     assert "exited early (exit code -9)" in str(error.value)
     # The stderr it wrote is in the error.
     assert "mcpgym: listening on" in str(error.value)
-    with pytest.raises(McpgymError, match="exited early"):
-        server.stop()
-    server.stop()  # said once; stopping again is quiet
+    # Its clients' "cannot reach" says why.
+    with pytest.raises(McpgymError) as error:
+        client.start()
+    assert "cannot reach" in str(error.value)
+    assert "exited early (exit code -9)" in str(error.value)
+    assert "mcpgym: listening on" in str(error.value)
+    client.close()
+    server.stop()  # a server stopped on purpose after it died: nothing to say
 
-    # Inside a with block: the failure it caused (the server cannot be reached) is the cause.
+    # Inside a with block: the failure it caused is the cause of an error saying it exited.
     with (
         pytest.raises(McpgymError) as error,
         Server("wordle") as server,
-        server.client(timeout=10) as client,
+        Client(server.url, timeout=10) as plain,
     ):
         os.kill(server.pid, signal.SIGKILL)
         server._process.wait(30)
-        client.start()
+        plain.start()
     assert "exited early" in str(error.value)
     assert isinstance(error.value.__cause__, McpgymError)
     assert "cannot reach" in str(error.value.__cause__)

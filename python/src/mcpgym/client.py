@@ -10,7 +10,7 @@ key: the server answers a key it has seen with its first answer, so a step is pl
 however often the network fails. Each try waits for its own answer on its own connection (a
 connection that failed or timed out is dropped, never reused), so a late answer can never be
 taken for another request's. Reads (`GET`) and `DELETE`s, which change nothing when repeated,
-are sent again the same way. Starting an episode (`POST /episodes`) is not: a start whose
+are sent again the same way, unless the connection is refused (no server is there). Starting an episode (`POST /episodes`) is not: a start whose
 connection drops raises `McpgymError`, and the episode it may have started is closed by the
 server's idle reaper.
 """
@@ -22,7 +22,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -213,10 +213,13 @@ def _json_lines(response: httpx.Response) -> list[dict[str, Any]]:
     return records
 
 
-def _unreachable(base_url: str, error: httpx.TransportError) -> McpgymError:
+def _unreachable(
+    base_url: str, error: httpx.TransportError, diagnose: Callable[[], str] | None = None
+) -> McpgymError:
+    known = diagnose() if diagnose is not None else ""
     return McpgymError(
-        f"cannot reach the mcpgym server at {base_url} ({error!r}); start one with "
-        f"`mcpgym serve --http 127.0.0.1:8000` or check the URL"
+        f"cannot reach the mcpgym server at {base_url} ({error!r})"
+        + (known or "; start one with `mcpgym serve --http 127.0.0.1:8000` or check the URL")
     )
 
 
@@ -286,6 +289,8 @@ class Client(Closing):
         self.base_url = base_url.rstrip("/")
         self.token = token
         self._http = httpx.Client(base_url=self.base_url, headers=_headers(token), timeout=timeout)
+        # Adds to "cannot reach" what is known of the server (the `Server` helper's exit).
+        self._diagnose: Callable[[], str] | None = None
 
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         attempts = _CALL_ATTEMPTS if method in _REPEATABLE else 1
@@ -293,8 +298,9 @@ class Client(Closing):
             try:
                 return self._http.request(method, path, **kwargs)
             except httpx.TransportError as error:
-                if attempt + 1 == attempts:
-                    raise _unreachable(self.base_url, error) from error
+                # Refused outright: no server there, and a read or close cannot wait for one.
+                if attempt + 1 == attempts or isinstance(error, httpx.ConnectError):
+                    raise _unreachable(self.base_url, error, self._diagnose) from error
                 time.sleep(_CALL_BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -308,7 +314,7 @@ class Client(Closing):
                 return self._http.request("POST", path, headers=keyed, json=body)
             except httpx.TransportError as error:
                 if attempt + 1 == _CALL_ATTEMPTS:
-                    raise _unreachable(self.base_url, error) from error
+                    raise _unreachable(self.base_url, error, self._diagnose) from error
                 time.sleep(_CALL_BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -433,6 +439,8 @@ class AsyncClient:
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=_headers(token), timeout=timeout
         )
+        # Adds to "cannot reach" what is known of the server (the `Server` helper's exit).
+        self._diagnose: Callable[[], str] | None = None
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         attempts = _CALL_ATTEMPTS if method in _REPEATABLE else 1
@@ -440,8 +448,9 @@ class AsyncClient:
             try:
                 return await self._http.request(method, path, **kwargs)
             except httpx.TransportError as error:
-                if attempt + 1 == attempts:
-                    raise _unreachable(self.base_url, error) from error
+                # Refused outright: no server there, and a read or close cannot wait for one.
+                if attempt + 1 == attempts or isinstance(error, httpx.ConnectError):
+                    raise _unreachable(self.base_url, error, self._diagnose) from error
                 await asyncio.sleep(_CALL_BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -455,7 +464,7 @@ class AsyncClient:
                 return await self._http.request("POST", path, headers=keyed, json=body)
             except httpx.TransportError as error:
                 if attempt + 1 == _CALL_ATTEMPTS:
-                    raise _unreachable(self.base_url, error) from error
+                    raise _unreachable(self.base_url, error, self._diagnose) from error
                 await asyncio.sleep(_CALL_BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 

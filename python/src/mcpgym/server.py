@@ -69,9 +69,10 @@ class Server:
     "40")` hosts every environment with that flag. `url` is where it listens. Stop it with
     `stop()` or by leaving a `with` block.
 
-    The server's stderr is kept (its last lines, `stderr()`): a server that fails to start, or
-    exits before it is stopped, raises `McpgymError` carrying them (`check()`, `stop()`, and
-    leaving the `with` block, where the error that was under way becomes its cause).
+    The server's stderr is kept (its last lines, `stderr()`): a server that fails to start
+    raises `McpgymError` carrying them. One that exits before it is stopped says so with them
+    in `check()`, in the "cannot reach" errors of its `client()`s, and when an error leaves
+    its `with` block (that error becomes the cause of one saying the server exited).
     """
 
     url: str
@@ -154,12 +155,17 @@ class Server:
         return self._process.poll() is None
 
     def client(self, timeout: float = 300.0) -> Client:
-        """A synchronous client for this server."""
-        return Client(self.url, token=self.token, timeout=timeout)
+        """A synchronous client for this server (its "cannot reach" errors say so when the
+        server has exited, with its stderr)."""
+        client = Client(self.url, token=self.token, timeout=timeout)
+        client._diagnose = self._diagnose
+        return client
 
     def async_client(self, timeout: float = 300.0) -> AsyncClient:
-        """An asynchronous client for this server."""
-        return AsyncClient(self.url, token=self.token, timeout=timeout)
+        """An asynchronous client for this server (see `client`)."""
+        client = AsyncClient(self.url, token=self.token, timeout=timeout)
+        client._diagnose = self._diagnose
+        return client
 
     def _exited_error(self) -> McpgymError | None:
         """The error saying the server exited by itself, if it did."""
@@ -178,14 +184,15 @@ class Server:
         if error is not None:
             raise error
 
+    def _diagnose(self) -> str:
+        """What a client of this server adds to "cannot reach": the exit and stderr, if the
+        server has exited by itself."""
+        error = self._exited_error()
+        return f"; {error}" if error is not None else ""
+
     def stop(self, timeout: float = 30.0) -> None:
-        """Asks the server to shut down (SIGTERM), killing it after `timeout` seconds. Raises
-        `McpgymError` with its stderr if it had already exited by itself (once)."""
-        early = self._exited_error()
+        """Asks the server to shut down (SIGTERM), killing it after `timeout` seconds."""
         self._stopping = True
-        if early is not None:
-            self._reader.join(timeout=5)
-            raise early
         if self._process.poll() is None:
             self._process.terminate()
             try:
@@ -204,14 +211,11 @@ class Server:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            self.stop()
-        except McpgymError as early:
-            if isinstance(exc, Exception):
-                # What went wrong in the block (often "cannot reach") came from this exit.
-                raise early from exc
-            if exc is None:
-                raise
+        early = self._exited_error() if isinstance(exc, Exception) else None
+        self.stop()
+        if early is not None:
+            # What went wrong in the block (often "cannot reach") came from this exit.
+            raise early from exc
 
     def __del__(self) -> None:
         # A server left running outlives nothing: it would hold its port and episodes.
