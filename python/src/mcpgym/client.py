@@ -10,9 +10,9 @@ key: the server answers a key it has seen with its first answer, so a step is pl
 however often the network fails. Each try waits for its own answer on its own connection (a
 connection that failed or timed out is dropped, never reused), so a late answer can never be
 taken for another request's. Reads (`GET`) and `DELETE`s, which change nothing when repeated,
-are sent again the same way, unless the connection is refused (no server is there). Starting an episode (`POST /episodes`) is not: a start whose
-connection drops raises `McpgymError`, and the episode it may have started is closed by the
-server's idle reaper.
+are sent again the same way, unless the connection is refused (no server is there).
+Starting an episode (`POST /episodes`) is not: a start whose connection drops raises
+`McpgymError`, and the episode it may have started is closed by the server's idle reaper.
 """
 
 from __future__ import annotations
