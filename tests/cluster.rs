@@ -166,14 +166,6 @@ fn start_replica(index: usize, addr: &str) -> HttpServer {
     HttpServer::spawn_at(command, addr)
 }
 
-/// Kills a server at once, as a crashed machine would go.
-fn kill(server: HttpServer) {
-    let _ = Command::new("kill")
-        .args(["-KILL", &server.pid().to_string()])
-        .status();
-    drop(server);
-}
-
 /// A stateless (2026-07-28) tool call as a harness sends it through a proxy: the episode in
 /// `_meta` and in the `Mcpgym-Episode` header, which is what the proxy can read.
 async fn stateless_call(url: &str, episode: &str, word: &str) -> (StatusCode, Value) {
@@ -563,7 +555,7 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
 
     // One replica dies: its episodes answer with a sentence naming them and the replica.
     let dead = 1;
-    kill(replicas[dead].take().unwrap());
+    replicas[dead].take().unwrap().kill();
     let (lost, kept): (Vec<_>, Vec<_>) = episodes.iter().partition(|id| owner(id) == replica(dead));
     for id in &lost {
         let (status, body) = status_and_json(
@@ -731,7 +723,7 @@ async fn one_jupyter_server_spreads_its_sandboxes_over_two_hosts_and_outlives_on
         })
         .collect();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    kill(hosts[1].take().unwrap());
+    hosts[1].take().unwrap().kill();
     let mut aborted = Vec::new();
     for (id, call) in episodes.iter().zip(running) {
         let step = call.await.unwrap().unwrap_or_else(|e| panic!("{id}: {e}"));

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 /// One raw HTTP exchange: status, headers (but the date), body.
 #[derive(Debug, PartialEq)]
-struct Exchange {
+pub(crate) struct Exchange {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
@@ -16,7 +16,7 @@ struct Exchange {
 /// The session id header of a legacy session.
 const SESSION: &str = "mcp-session-id";
 
-async fn post(url: &str, session: Option<&str>, body: &Value) -> Exchange {
+pub(crate) async fn post(url: &str, session: Option<&str>, body: &Value) -> Exchange {
     let mut request = http()
         .post(url)
         .header("content-type", "application/json")
@@ -52,7 +52,7 @@ fn header<'a>(exchange: &'a Exchange, name: &str) -> Option<&'a str> {
 }
 
 /// The JSON-RPC message in an event-stream reply.
-fn message(exchange: &Exchange) -> Value {
+pub(crate) fn message(exchange: &Exchange) -> Value {
     let data = exchange
         .body
         .lines()
@@ -73,7 +73,7 @@ fn request(id: Value, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-fn tool_call(id: u32, name: &str, arguments: Value) -> Value {
+pub(crate) fn tool_call(id: u32, name: &str, arguments: Value) -> Value {
     request(
         json!(id),
         "tools/call",
@@ -82,7 +82,7 @@ fn tool_call(id: u32, name: &str, arguments: Value) -> Value {
 }
 
 /// Opens a session on `path`; its id and the `initialize` exchange.
-async fn open(server: &HttpServer, path: &str) -> (String, Exchange) {
+pub(crate) async fn open(server: &HttpServer, path: &str) -> (String, Exchange) {
     let init = post(&server.url(path), None, &initialize(1)).await;
     assert_eq!(init.status, 200, "{init:?}");
     let id = header(&init, SESSION).expect("a session id").to_owned();

@@ -1,7 +1,8 @@
 //! The OpenEnv door through the real binary over HTTP: `/<env>/health`, `/metadata`,
 //! `/schema`, a Wordle game played with `/reset` and `/step` (episodes named by
-//! `episode_id`), and the sentences bad requests get. The WebSocket and OpenEnv's own client
-//! classes are exercised from Python (`python/tests/test_openenv.py`).
+//! `episode_id`), named sessions whose episode outlives a WebSocket, and the sentences bad
+//! requests get. The WebSocket's own protocol and OpenEnv's client classes are exercised from
+//! Python (`python/tests/test_openenv.py`).
 
 use crate::common::*;
 use serde_json::{Value, json};
@@ -463,4 +464,77 @@ async fn a_step_retried_with_its_idempotency_key_plays_once() {
         refused.to_string().contains("must be a string"),
         "{refused}"
     );
+}
+
+#[tokio::test]
+async fn a_named_sessions_episode_outlives_its_websocket() {
+    let server = HttpServer::start(&["wordle"]);
+    let rpc = |id: u32, method: &str, params: Value| {
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let server = &server;
+        async move { post(server, "/wordle/mcp", body).await.1 }
+    };
+    let created = rpc(1, "openenv/session/create", json!({})).await;
+    let session = created["result"]["session_id"].as_str().unwrap().to_owned();
+    let url = server
+        .url(&format!("/wordle/ws?session_id={session}"))
+        .replacen("http://", "ws://", 1);
+    let step = |word: &str, key: &str| {
+        json!({"type": "step", "data": {"type": "call_tool", "tool_name": "guess",
+               "arguments": {"word": word}, "metadata": {"idempotency_key": key}}})
+    };
+    let (episode, first) = {
+        let mut socket = ws_connect(&url).await;
+        let reset = ws_ask(&mut socket, json!({"type": "reset", "data": {"seed": 9}})).await;
+        let episode = reset["data"]["metadata"]["episode_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        (episode, ws_ask(&mut socket, step("crane", "ws-1")).await)
+    };
+    // The connection dropped; the client attaches again, resends its last step with its key
+    // (answered as before, nothing played) and goes on in the same episode.
+    let mut socket = ws_connect(&url).await;
+    assert_eq!(ws_ask(&mut socket, step("crane", "ws-1")).await, first);
+    let next = ws_ask(&mut socket, step("slate", "ws-2")).await;
+    assert_eq!(
+        next["data"]["metadata"]["episode_id"],
+        episode.as_str(),
+        "{next}"
+    );
+    assert_eq!(server.status(&episode).await.turn, 2);
+    drop(socket);
+    // Closing the session ends its episode (once the server has seen the socket go).
+    let closed = rpc(2, "openenv/session/close", json!({ "session_id": session })).await;
+    assert_eq!(closed["result"]["session_id"], session.as_str(), "{closed}");
+    assert!(
+        gone(&server, &episode).await,
+        "the closed session's episode outlived it"
+    );
+    // A connection's own session still ends with it, and its episode too.
+    let own = server.url("/wordle/ws").replacen("http://", "ws://", 1);
+    let episode = {
+        let mut socket = ws_connect(&own).await;
+        let reset = ws_ask(&mut socket, json!({"type": "reset"})).await;
+        reset["data"]["metadata"]["episode_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        gone(&server, &episode).await,
+        "the connection's own episode outlived it"
+    );
+}
+
+/// Whether episode `id` is gone from the control plane within five seconds.
+async fn gone(server: &HttpServer, id: &str) -> bool {
+    for _ in 0..200 {
+        let (status, _) = status_and_json(http().get(server.url(&format!("/episodes/{id}")))).await;
+        if status == 404 {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    false
 }

@@ -51,7 +51,7 @@ async fn stream(request: RequestBuilder) -> Vec<(String, String)> {
 }
 
 /// `POST <path>` in session `sid`.
-fn post_in(server: &HttpServer, path: &str, sid: &str) -> RequestBuilder {
+pub(crate) fn post_in(server: &HttpServer, path: &str, sid: &str) -> RequestBuilder {
     http().post(server.url(path)).header("X-Session-ID", sid)
 }
 
@@ -61,7 +61,7 @@ fn get_in(server: &HttpServer, path: &str, sid: &str) -> RequestBuilder {
 }
 
 /// A session id from `POST /create_session`.
-async fn new_session(server: &HttpServer) -> String {
+pub(crate) async fn new_session(server: &HttpServer) -> String {
     let events = stream(http().post(server.url("/create_session"))).await;
     assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[0].0, "task_id");
@@ -70,7 +70,7 @@ async fn new_session(server: &HttpServer) -> String {
 }
 
 /// Sends a `POST /create`, which must succeed: its JSON body.
-async fn created(request: RequestBuilder) -> Value {
+pub(crate) async fn created(request: RequestBuilder) -> Value {
     let response = request.send().await.unwrap();
     assert_eq!(response.status(), 200);
     response.json().await.unwrap()
@@ -98,14 +98,20 @@ async fn call(server: &HttpServer, path: &str, sid: &str, body: Value) -> (Strin
 }
 
 /// `POST <path>` calling `tool` with `input` in session `sid`: the `RunToolOutput`.
-async fn call_tool(server: &HttpServer, path: &str, sid: &str, tool: &str, input: Value) -> Value {
+pub(crate) async fn call_tool(
+    server: &HttpServer,
+    path: &str,
+    sid: &str,
+    tool: &str,
+    input: Value,
+) -> Value {
     call(server, path, sid, json!({"name": tool, "input": input}))
         .await
         .1
 }
 
 /// The episode a successful `RunToolOutput` belongs to.
-fn episode_of(result: &Value) -> String {
+pub(crate) fn episode_of(result: &Value) -> String {
     result["output"]["metadata"]["episode_id"]
         .as_str()
         .unwrap_or_else(|| panic!("no episode in {result}"))

@@ -5,7 +5,7 @@ use crate::common::*;
 use mcpgym_wordle::{Wordle, WordleConfig};
 use serde_json::json;
 
-fn answer_of(task: &str) -> String {
+pub(crate) fn answer_of(task: &str) -> String {
     Wordle::new(WordleConfig::default())
         .answer_of(task)
         .expect("known task")

@@ -420,18 +420,23 @@ def test_websocket_capacity_and_sessions() -> None:
             assert reply["data"]["max_sessions"] == 1
             assert "maximum of 1 live episodes" in reply["data"]["message"]
         wait_gone(server, held)
-        # A session made over JSON-RPC takes one WebSocket; a second is refused.
+        # A session made over JSON-RPC holds one WebSocket: a second takes it over (a client
+        # reconnecting before the server saw its connection drop), and the first is closed.
         created = httpx.post(
             f"{server.url}/wordle/mcp",
             json={"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}},
         ).json()
         session = created["result"]["session_id"]
         with ws_connect(f"{url}?session_id={session}") as attached:
+            episode = ask(attached, {"type": "reset"})["data"]["metadata"]["episode_id"]
             with ws_connect(f"{url}?session_id={session}") as again:
-                reply = json.loads(again.recv(timeout=60))
-                assert reply["data"]["code"] == "SESSION_ERROR"
-                assert "already has an attached WebSocket" in reply["data"]["message"]
-            assert ask(attached, {"type": "reset"})["type"] == "observation"
+                with pytest.raises(ConnectionClosed) as closed:
+                    attached.recv(timeout=60)
+                assert closed.value.rcvd is not None
+                assert closed.value.rcvd.code == 1008
+                assert "another WebSocket attached" in closed.value.rcvd.reason
+                state = ask(again, {"type": "state"})
+                assert state["data"]["episode_id"] == episode, state
         with ws_connect(f"{url}?session_id=nope") as unknown:
             reply = json.loads(unknown.recv(timeout=60))
             assert reply["data"]["code"] == "SESSION_ERROR"

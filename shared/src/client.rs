@@ -194,6 +194,9 @@ pub struct Status {
     /// Whether it ended because the environment failed, not because of the agent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aborted: bool,
+    /// Why the harness aborted it (its session was ended, the server restarted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort_reason: Option<String>,
     /// The options the episode was created with.
     #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
     pub options: JsonObject,

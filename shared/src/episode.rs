@@ -47,6 +47,10 @@ pub struct EpisodeStatus {
     /// Whether it ended because the environment failed, not because of the agent.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub aborted: bool,
+    /// Why it was aborted, when the harness ended it rather than the environment's own call
+    /// (its session was ended, the server restarted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abort_reason: Option<String>,
     /// The options the episode was created with (left out when none).
     #[serde(skip_serializing_if = "JsonObject::is_empty")]
     pub options: JsonObject,
@@ -69,6 +73,74 @@ pub fn passed(return_: f64, components: &BTreeMap<String, f64>, aborted: bool) -
 }
 
 impl EpisodeStatus {
+    /// The status an end record (or [`crate::trajectory::file::RecordedEpisode::status`])
+    /// wrote, for environment `env`: the known fields, and everything else as revealed.
+    pub fn from_recorded(env: &'static str, recorded: &JsonObject) -> Self {
+        let text = |key: &str| {
+            recorded
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let number = |key: &str| recorded.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let flag = |key: &str| recorded.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let known = [
+            "id",
+            "env",
+            "task",
+            "seed",
+            "turn",
+            "max_turns",
+            "return",
+            "reward_components",
+            "done",
+            "truncated",
+            "aborted",
+            "abort_reason",
+            "options",
+        ];
+        EpisodeStatus {
+            id: text("id"),
+            env,
+            task: text("task"),
+            seed: number("seed"),
+            turn: u32::try_from(number("turn")).unwrap_or(u32::MAX),
+            max_turns: u32::try_from(number("max_turns")).unwrap_or(u32::MAX),
+            return_: recorded
+                .get("return")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0),
+            reward_components: recorded
+                .get("reward_components")
+                .and_then(Value::as_object)
+                .map(|components| {
+                    components
+                        .iter()
+                        .filter_map(|(name, value)| Some((name.clone(), value.as_f64()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            done: flag("done"),
+            truncated: flag("truncated"),
+            aborted: flag("aborted"),
+            abort_reason: recorded
+                .get("abort_reason")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            options: recorded
+                .get("options")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            revealed: recorded
+                .iter()
+                .filter(|(key, _)| !known.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+        }
+    }
+
     /// Whether the episode solved its task ([`passed`]).
     pub fn passed(&self) -> bool {
         passed(self.return_, &self.reward_components, self.aborted)
@@ -101,6 +173,7 @@ pub struct Episode {
     done: bool,
     truncated: bool,
     aborted: bool,
+    abort_reason: Option<String>,
     ledger: RewardLedger,
     state: Option<Box<dyn EpisodeState>>,
     /// One record per tool call.
@@ -118,6 +191,11 @@ pub struct Episode {
     answered: VecDeque<(Box<str>, StepRecord, usize)>,
     /// The sizes in `answered`, summed.
     answered_bytes: usize,
+    /// Whether the trajectory's prompt line has been queued.
+    prompt_recorded: bool,
+    /// Whether the step records are in the trajectory file only (an episode read back after
+    /// a restart).
+    trajectory_in_file: bool,
 }
 
 /// Idempotency keys a live episode remembers the answers of (the oldest goes first).
@@ -167,6 +245,8 @@ pub struct EpisodeHeader {
     pub max_turns: u32,
     /// The options it was created with (recorded in the trajectory's header).
     pub options: JsonObject,
+    /// The client session that started it (recorded in the trajectory's header).
+    pub session: Option<crate::trajectory::SessionRecord>,
 }
 
 impl Episode {
@@ -187,8 +267,102 @@ impl Episode {
                 max_turns: header.max_turns.max(1),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 time: now_rfc3339(),
+                session: header.session.clone(),
             });
         }
+        Self {
+            state: Some(state),
+            sink,
+            ..Episode::new_unrecorded(header)
+        }
+    }
+
+    /// The episode a trajectory file recorded, rebuilt by starting `state` afresh and making
+    /// the recorded calls again (handing the prompt over where it was), each of which must
+    /// answer as recorded: what a restart does for an environment whose episodes follow from
+    /// their seed and calls alone. Nothing is written to the file again; the calls' answers
+    /// are kept for their idempotency keys. On a difference, the state is closed and the
+    /// sentence says where.
+    pub async fn resume(
+        header: EpisodeHeader,
+        state: Box<dyn EpisodeState>,
+        recorded: &crate::trajectory::file::RecordedEpisode,
+        sink: Option<TrajectorySink>,
+    ) -> Result<Self, String> {
+        let mut episode = Episode::new(header, state, None);
+        for step in recorded.typed_steps() {
+            if recorded.prompt_after == Some(episode.turn) {
+                episode.prompt();
+            }
+            if step.cut_bytes.contains_key("arguments") {
+                episode.close().await;
+                return Err(format!(
+                    "turn {} was recorded with its arguments cut, so it cannot be made again",
+                    step.turn
+                ));
+            }
+            let replayed = episode
+                .step_keyed(
+                    &step.tool,
+                    step.arguments.clone(),
+                    step.idempotency_key.as_deref(),
+                )
+                .await;
+            if let Some(difference) = crate::trajectory::replay::first_difference(&step, &replayed)
+            {
+                episode.close().await;
+                return Err(format!(
+                    "turn {} answered differently: {difference}",
+                    step.turn
+                ));
+            }
+            if let Some(key) = &step.idempotency_key {
+                episode.remember_answer(key, &replayed);
+            }
+        }
+        if recorded.prompt_after == Some(episode.turn) {
+            episode.prompt();
+        }
+        episode.prompt_recorded = recorded.prompt_after.is_some();
+        episode.ended = false;
+        episode.sink = sink;
+        Ok(episode)
+    }
+
+    /// A finished episode read back from its trajectory file after a restart: it holds no
+    /// state, answers further calls with `over_message`, reads its steps from the file, and
+    /// pays nothing more.
+    pub fn restored(header: EpisodeHeader, status: &EpisodeStatus, over_message: String) -> Self {
+        let mut ledger = RewardLedger::default();
+        let components = status
+            .reward_components
+            .iter()
+            .map(|(name, value)| crate::reward::Reward::new(name.clone(), *value))
+            .collect();
+        ledger.pay(components, Some(Vec::new()));
+        Self {
+            turn: status.turn,
+            done: true,
+            truncated: status.truncated,
+            aborted: status.aborted,
+            abort_reason: status.abort_reason.clone(),
+            ledger,
+            state: None,
+            ended: true,
+            prompt_recorded: true,
+            trajectory_in_file: true,
+            retired: Some(Retired {
+                over_message,
+                prompt: None,
+                exports: Vec::new(),
+                revealed: status.revealed.clone(),
+            }),
+            ..Episode::new_unrecorded(header)
+        }
+    }
+
+    /// An episode with no state, no sink and nothing played: the base of [`Episode::restored`].
+    fn new_unrecorded(header: EpisodeHeader) -> Self {
         Self {
             id: header.id,
             env: header.env,
@@ -200,17 +374,25 @@ impl Episode {
             done: false,
             truncated: false,
             aborted: false,
+            abort_reason: None,
             ledger: RewardLedger::default(),
-            state: Some(state),
+            state: None,
             trajectory: Vec::new(),
-            sink,
+            sink: None,
             recent_images: VecDeque::new(),
             image_steps: 0,
             ended: false,
             retired: None,
             answered: VecDeque::new(),
             answered_bytes: 0,
+            prompt_recorded: false,
+            trajectory_in_file: false,
         }
+    }
+
+    /// Whether the step records are read from the trajectory file rather than kept here.
+    pub fn trajectory_in_file(&self) -> bool {
+        self.trajectory_in_file
     }
 
     /// The episode id.
@@ -226,6 +408,16 @@ impl Episode {
     /// Runs one tool call through the environment: the observation and what it paid, as the
     /// typed step record every transport reports.
     pub async fn step(&mut self, tool: &str, arguments: JsonObject) -> StepRecord {
+        self.step_keyed(tool, arguments, None).await
+    }
+
+    /// [`Episode::step`], recording the call's idempotency key with it.
+    pub async fn step_keyed(
+        &mut self,
+        tool: &str,
+        arguments: JsonObject,
+        key: Option<&str>,
+    ) -> StepRecord {
         let started = Instant::now();
         let Some(state) = self.state.as_mut() else {
             return match &self.retired {
@@ -282,7 +474,7 @@ impl Episode {
         // Structured content describes successes only (it must match the output schema).
         let structured = if is_error { None } else { structured };
         let step = self.step_record(content, structured, is_error, &paid);
-        self.record(tool, record_arguments, &step, started);
+        self.record(tool, record_arguments, &step, started, key);
         if self.done {
             self.write_end();
         }
@@ -333,6 +525,7 @@ impl Episode {
         (arguments, arguments_cut): (JsonObject, usize),
         step: &StepRecord,
         started: Instant,
+        key: Option<&str>,
     ) {
         let (observation, observation_cut) = clipped_observation_text(&step.content);
         let (structured, structured_cut) = match step.structured.as_ref().map(clipped_structured) {
@@ -370,6 +563,7 @@ impl Episode {
             latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             cut_bytes,
             images: image_paths,
+            idempotency_key: key.map(Into::into),
         });
         if let Some(sink) = &self.sink {
             sink.append(record.clone());
@@ -431,6 +625,7 @@ impl Episode {
             done: self.done,
             truncated: self.truncated,
             aborted: self.aborted,
+            abort_reason: self.abort_reason.clone(),
             options: self.options.clone(),
             revealed: self.revealed(),
         }
@@ -449,7 +644,23 @@ impl Episode {
     /// environment has none.
     pub fn prompt(&mut self) -> Option<String> {
         match (&mut self.state, &self.retired) {
-            (Some(state), _) => state.prompt(),
+            (Some(state), _) => {
+                let prompt = state.prompt();
+                if prompt.is_some() && !self.prompt_recorded {
+                    self.prompt_recorded = true;
+                    if let Some(sink) = &self.sink {
+                        sink.prompt(
+                            &self.id,
+                            crate::trajectory::TrajectoryPrompt {
+                                record: "prompt".into(),
+                                time: now_rfc3339(),
+                                turn: self.turn,
+                            },
+                        );
+                    }
+                }
+                prompt
+            }
             (None, Some(retired)) => retired.prompt.clone(),
             (None, None) => None,
         }
@@ -506,12 +717,13 @@ impl Episode {
 
     /// Ends an unfinished episode as aborted, paying nothing more (its return stays as it
     /// stood). Whether it was unfinished.
-    pub fn abort(&mut self) -> bool {
+    pub fn abort(&mut self, reason: &str) -> bool {
         if self.done || self.state.is_none() {
             return false;
         }
         self.done = true;
         self.aborted = true;
+        self.abort_reason = Some(reason.to_owned());
         self.write_end();
         true
     }
@@ -566,6 +778,17 @@ impl Episode {
         if self.state.is_some() {
             self.write_end();
         }
+        self.release().await;
+    }
+
+    /// Releases what the episode holds without ending its trajectory file, whose live marker
+    /// stays: at shutdown, so that the next start resumes the episode or says it was lost.
+    pub async fn close_unended(&mut self) {
+        self.ended = true;
+        self.release().await;
+    }
+
+    async fn release(&mut self) {
         if let Some(state) = self.state.take() {
             state.close().await;
         }
@@ -606,6 +829,7 @@ mod tests {
                 seed: 1,
                 max_turns,
                 options: JsonObject::new(),
+                session: None,
             },
             Box::new(Counter),
             None,
@@ -688,6 +912,7 @@ mod tests {
                 seed: 1,
                 max_turns: 1,
                 options: JsonObject::new(),
+                session: None,
             },
             Box::new(Graded),
             None,
@@ -727,6 +952,7 @@ mod tests {
                 seed: 1,
                 max_turns: 10,
                 options: JsonObject::new(),
+                session: None,
             },
             Box::new(Fragile),
             None,
@@ -763,6 +989,7 @@ mod tests {
                     seed: 1,
                     max_turns,
                     options: JsonObject::new(),
+                    session: None,
                 },
                 state,
                 None,

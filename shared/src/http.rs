@@ -410,6 +410,14 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     let listener = bind(addr, &mut options)?;
     let local = listener.local_addr()?;
+    // What a previous server left unfinished is taken up before the first request.
+    let resumed = hub.resume().await?;
+    if resumed != crate::hub::Resumed::default() {
+        eprintln!(
+            "mcpgym: took up the trajectory directory: {} episodes resumed, {} ended as aborted, {} finished ones readable",
+            resumed.resumed, resumed.aborted, resumed.finished
+        );
+    }
     hub.spawn_reaper();
     let connections = Connections::new(options.connections.clone());
     let (app, end_streams) = application(hub.clone(), options);

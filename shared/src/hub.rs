@@ -19,6 +19,13 @@ use crate::store::{CloseReason, EpisodeSlot, EpisodeStore, FinishedEpisodes, NoP
 use crate::task::Split;
 use crate::trajectory::{ImagePolicy, TrajectorySink, mime_type_of};
 
+mod resume;
+
+pub use resume::{RestoredSession, Resumed};
+
+/// Why an episode is aborted when the legacy MCP session that started it is ended.
+pub const SESSION_ENDED: &str = "the MCP session that started it was ended";
+
 /// Finished episodes kept readable by default.
 pub const DEFAULT_MAX_FINISHED: usize = 4096;
 
@@ -86,6 +93,9 @@ pub struct CreateEpisode {
     pub split: Option<Split>,
     /// Environment-specific options (see each environment's README section).
     pub options: Option<JsonObject>,
+    /// The client session starting it, kept in the trajectory header (never from a body).
+    #[serde(skip)]
+    pub session: Option<crate::trajectory::SessionRecord>,
 }
 
 /// What `POST /episodes` answers.
@@ -389,6 +399,8 @@ pub struct Hub {
     settings: HubSettings,
     sink: Option<TrajectorySink>,
     metrics: Metrics,
+    /// Door sessions [`Hub::resume`] found, for their doors to hold again.
+    restored_sessions: std::sync::Mutex<Vec<RestoredSession>>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -422,7 +434,7 @@ impl Hub {
                     tokio::spawn(async move {
                         let started = session.binding.episode.lock().await.clone();
                         if let Some(id) = started {
-                            hub.abort(&id).await;
+                            hub.abort(&id, SESSION_ENDED).await;
                         }
                     });
                 });
@@ -435,6 +447,7 @@ impl Hub {
                 envs,
                 settings,
                 sink,
+                restored_sessions: std::sync::Mutex::default(),
             }
         }))
     }
@@ -568,6 +581,7 @@ impl Hub {
                 .max_turns
                 .unwrap_or_else(|| env.default_max_turns()),
             options: spec.options.clone(),
+            session: request.session,
         };
         let episode = Episode::new(header, state, self.sink.clone());
         let metrics = self.metrics.env(env.name()).cloned();
@@ -576,6 +590,10 @@ impl Hub {
         }
         self.store
             .insert(reservation, env.clone(), metrics, episode);
+        // The header (and the live marker) is in the journal before the client learns the id.
+        if let Some(sink) = &self.sink {
+            sink.synced().await;
+        }
         tracing::debug!(episode = %id, env = env.name(), task = %spec.task, seed, "episode started");
         Ok(EpisodeCreated {
             mcp_url: format!("/episodes/{id}/mcp"),
@@ -667,7 +685,7 @@ impl Hub {
                 return (answer.clone(), false, None, true);
             }
             let was_done = episode.is_done();
-            let result = episode.step(tool, arguments).await;
+            let result = episode.step_keyed(tool, arguments, key).await;
             if let Some(key) = key {
                 episode.remember_answer(key, &result);
             }
@@ -699,6 +717,11 @@ impl Hub {
         self.store.touch(slot);
         if replayed {
             return Ok(result);
+        }
+        // The step is in the journal before its answer leaves: a restart never rewinds past
+        // what a client was told.
+        if let Some(sink) = &self.sink {
+            sink.synced().await;
         }
         if let Some(metrics) = &slot.metrics {
             metrics.tool_call(started.elapsed(), result.is_error);
@@ -753,6 +776,9 @@ impl Hub {
     pub async fn prompt(&self, id: &str) -> Result<String, HubError> {
         let slot = self.episode(id)?;
         let prompt = slot.episode.lock().await.prompt();
+        if let Some(sink) = &self.sink {
+            sink.synced().await;
+        }
         let instructions = slot.env.instructions();
         Ok(match prompt {
             Some(prompt) => format!("{instructions}\n\nTask: {prompt}"),
@@ -771,7 +797,10 @@ impl Hub {
     /// runs, this waits for it to finish (the record is written at its end).
     pub async fn trajectory(&self, id: &str, after: u32) -> Result<String, HubError> {
         if let Ok(slot) = self.episode(id) {
-            return Ok(slot.episode.lock().await.trajectory_jsonl(after));
+            let episode = slot.episode.lock().await;
+            if !episode.trajectory_in_file() {
+                return Ok(episode.trajectory_jsonl(after));
+            }
         }
         if let (Some(sink), true) = (&self.sink, is_episode_id(id))
             && let Ok(text) = tokio::fs::read_to_string(sink.path_for(id)).await
@@ -836,30 +865,26 @@ impl Hub {
     }
 
     /// Ends a live, unfinished episode as aborted (its return as it stood) after any call
-    /// running on it: it releases what it holds and stays readable like any finished episode.
-    /// An episode that is finished or not here is left as it is.
-    pub async fn abort(&self, id: &str) {
+    /// running on it, saying `reason` in its status: it releases what it holds and stays
+    /// readable like any finished episode. An episode that is finished or not here is left as
+    /// it is.
+    pub async fn abort(&self, id: &str, reason: &str) {
         let Some(slot) = self.store.get(id) else {
             return;
         };
         let released = {
             let mut episode = slot.episode.lock().await;
-            if !episode.abort() {
+            if !episode.abort(reason) {
                 return;
             }
-            let revealed = episode.revealed();
-            slot.update_status(|status| {
-                status.done = true;
-                status.aborted = true;
-                status.revealed = revealed;
-            });
+            slot.update_status(|status| *status = episode.status());
             episode.retire(slot.env.exports())
         };
         if let Some(metrics) = &slot.metrics {
             metrics.episode_finished();
         }
         self.finished(&slot, released);
-        tracing::debug!(episode = id, "episode aborted: its session was ended");
+        tracing::debug!(episode = id, reason, "episode aborted");
     }
 
     /// What follows an episode's end: it is counted for the viewer, leaves the live store for

@@ -190,6 +190,7 @@ impl ToolCall<'_> {
             .hub
             .create(CreateEpisode {
                 env: Some(env.name().to_owned()),
+                session: self.binding.record.clone(),
                 ..CreateEpisode::default()
             })
             .await
@@ -225,6 +226,7 @@ impl ToolCall<'_> {
                     .settings()
                     .default_seed
                     .map(|s| s.wrapping_add(count)),
+                session: self.binding.record.clone(),
                 ..CreateEpisode::default()
             })
             .await

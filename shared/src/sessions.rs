@@ -22,6 +22,7 @@ use rmcp::transport::streamable_http_server::session::{
 use uuid::Uuid;
 
 use crate::replica::{self, ReplicaName};
+use crate::trajectory::SessionRecord;
 
 /// Most legacy sessions held at once; past it, `initialize` is refused until idle ones are
 /// reaped. At a few hundred bytes each this bounds the table to a few hundred MiB.
@@ -39,6 +40,9 @@ pub struct SessionBinding {
     pub(crate) episode: tokio::sync::Mutex<Option<Arc<str>>>,
     /// Resets so far, so that a fixed `--seed` gives a fixed sequence of games.
     pub(crate) resets: AtomicU64,
+    /// The session as the trajectory header of each episode it starts records it; `None`
+    /// for a binding that is not a legacy session's.
+    pub(crate) record: Option<SessionRecord>,
 }
 
 /// One legacy session.
@@ -191,10 +195,18 @@ impl LegacySessions {
         initialize: Box<str>,
         in_rmcp: bool,
     ) -> Result<Arc<LegacySession>, SessionsFull> {
+        let record = SessionRecord::Mcp {
+            id: self.id_text(Uuid::from_u128(key)),
+            endpoint,
+            initialize: initialize.to_string(),
+        };
         let session = Arc::new(LegacySession {
             endpoint,
             initialize,
-            binding: SessionBinding::default(),
+            binding: SessionBinding {
+                record: Some(record),
+                ..SessionBinding::default()
+            },
             requests: AtomicU32::new(0),
             last_used_ms: AtomicU64::new(self.now_ms()),
             in_rmcp: AtomicBool::new(in_rmcp),
@@ -217,6 +229,28 @@ impl LegacySessions {
         let id = Uuid::new_v4();
         let session = self.insert(id.as_u128(), endpoint, initialize, false)?;
         Ok((id, session))
+    }
+
+    /// Holds again a session a previous server held, bound to `episode` (see
+    /// [`crate::hub::Hub::resume`]); a session already held is left as it is.
+    pub fn restore(
+        &self,
+        id: &str,
+        endpoint: Endpoint,
+        initialize: &str,
+        episode: &str,
+    ) -> Result<(), SessionsFull> {
+        let Some(key) = self.key(id) else {
+            return Ok(());
+        };
+        if self.read().contains_key(&key) {
+            return Ok(());
+        }
+        let session = self.insert(key, endpoint, initialize.into(), false)?;
+        if let Ok(mut bound) = session.binding.episode.try_lock() {
+            *bound = Some(episode.into());
+        }
+        Ok(())
     }
 
     /// The session with this id, on `endpoint` when one is given; marks it used.

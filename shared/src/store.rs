@@ -78,6 +78,28 @@ pub struct EpisodeSlot {
 }
 
 impl EpisodeSlot {
+    /// A slot for a finished episode read back from its trajectory file, for the finished
+    /// table.
+    pub fn finished(
+        env: Arc<dyn Environment>,
+        metrics: Option<Arc<EnvMetrics>>,
+        episode: Episode,
+        status: EpisodeStatus,
+        started: std::time::SystemTime,
+    ) -> Arc<Self> {
+        Arc::new(EpisodeSlot {
+            id: episode.id().into(),
+            env,
+            metrics,
+            status: Mutex::new(status),
+            closing: AtomicU8::new(0),
+            closing_wakes: tokio::sync::Notify::new(),
+            episode: tokio::sync::Mutex::new(episode),
+            last_used_ms: AtomicU64::new(0),
+            started,
+        })
+    }
+
     /// The public state as of the last finished call; never waits for a running one.
     pub fn status(&self) -> EpisodeStatus {
         self.status
@@ -115,9 +137,16 @@ impl EpisodeSlot {
     /// Closes the episode: stops the call running on it or waiting for it, then, once the
     /// lock is free, releases what the episode holds ([`Episode::close`] runs the
     /// environment's close at most once). Call it on a slot already removed from the store.
+    ///
+    /// At shutdown the episode's trajectory file is left without its end, so the next start
+    /// takes it up ([`crate::hub::Hub::resume`]).
     pub async fn close(&self, reason: CloseReason) {
         self.mark_closing(reason);
-        self.episode.lock().await.close().await;
+        let mut episode = self.episode.lock().await;
+        match reason {
+            CloseReason::Shutdown => episode.close_unended().await,
+            CloseReason::Deleted | CloseReason::Idle => episode.close().await,
+        }
     }
 
     /// Tells calls on the episode to stop, without waiting (the first reason stands).

@@ -183,6 +183,11 @@ impl Drop for HttpServer {
     /// Stops the server as an operator would (SIGTERM), so it kills its sandboxes and removes
     /// its folders; SIGKILL only if it has not exited within five seconds.
     fn drop(&mut self) {
+        // One already reaped (killed, terminated) has no pid left to signal: another
+        // process may hold it by now.
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
@@ -334,6 +339,12 @@ impl HttpServer {
     /// The server process's id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Kills the server at once (SIGKILL), as a crashed machine would stop it, and reaps it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -488,5 +499,33 @@ impl HttpServer {
             .lines()
             .find_map(|line| line.strip_prefix(&prefix))
             .map_or(0, |v| v.trim().parse().unwrap())
+    }
+}
+
+/// A WebSocket client connection (OpenEnv's `/<env>/ws`).
+pub type WebSocket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Connects a WebSocket to `url` (`ws://…`).
+pub async fn ws_connect(url: &str) -> WebSocket {
+    tokio_tungstenite::connect_async(url)
+        .await
+        .unwrap_or_else(|error| panic!("cannot connect a WebSocket to {url}: {error}"))
+        .0
+}
+
+/// Sends one JSON message on an OpenEnv WebSocket: its one reply.
+pub async fn ws_ask(socket: &mut WebSocket, request: Value) -> Value {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    socket
+        .send(Message::text(request.to_string()))
+        .await
+        .unwrap();
+    loop {
+        match socket.next().await.unwrap().unwrap() {
+            Message::Text(text) => break serde_json::from_str(&text).unwrap(),
+            _ => continue,
+        }
     }
 }

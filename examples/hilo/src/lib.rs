@@ -94,6 +94,10 @@ impl Environment for HiLo {
     fn tools(&self) -> &[Tool] {
         TOOLS.list()
     }
+    /// A game follows from its seed and guesses alone: a restart replays it.
+    fn resumable(&self) -> bool {
+        true
+    }
     fn default_max_turns(&self) -> u32 {
         30
     }

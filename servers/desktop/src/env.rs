@@ -239,6 +239,10 @@ impl Environment for DesktopEnv {
         self.tools.list()
     }
 
+    fn lost_on_restart(&self) -> &'static str {
+        "the server restarted; this episode's display was lost"
+    }
+
     fn default_max_turns(&self) -> u32 {
         DEFAULT_MAX_TURNS
     }

@@ -93,6 +93,21 @@ pub trait Environment: Send + Sync + 'static {
         false
     }
 
+    /// Whether an episode is rebuilt exactly by starting it again from the same task, seed
+    /// and options and making the same calls: then a server that restarts resumes it from its
+    /// trajectory file. An environment whose episodes hold what calls alone do not decide (a
+    /// kernel's clock, a display's timing) says no, and its episodes are marked aborted with
+    /// [`Environment::lost_on_restart`].
+    fn resumable(&self) -> bool {
+        false
+    }
+
+    /// Why an unfinished episode ended when the server restarted, for one that is not
+    /// [`resumable`](Environment::resumable).
+    fn lost_on_restart(&self) -> &'static str {
+        "the server restarted; this episode's state was lost"
+    }
+
     /// Starts an episode. The spec's task is guaranteed to be one of [`Environment::tasks`].
     fn start<'a>(
         &'a self,

@@ -391,6 +391,10 @@ impl Environment for Jupyter {
         true
     }
 
+    fn lost_on_restart(&self) -> &'static str {
+        "the server restarted; this episode's kernel was lost"
+    }
+
     fn default_max_turns(&self) -> u32 {
         DEFAULT_MAX_TURNS
     }

@@ -69,6 +69,7 @@ pub fn run(file: &Path, quotas: &QuotaArgs) -> anyhow::Result<bool> {
                     seed: Some(header.seed),
                     split: None,
                     options: Some(header.options.clone()),
+                    session: None,
                 })
                 .await
                 .context("cannot start the recorded episode again")?;

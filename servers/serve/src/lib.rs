@@ -44,7 +44,7 @@ pub use auth::{bearer_token, constant_time_eq};
 pub use body::RequestBody;
 use body::TrackedService;
 pub use guard::{Guard, Origins, Refusal, TOKEN_COOKIE};
-pub use time::{Fraction, rfc3339};
+pub use time::{Fraction, parse_rfc3339, rfc3339};
 use watch::{ConnState, WatchedStream};
 
 /// Connection limits and timeouts. [`ServeConfig::default`] gives the documented defaults.

@@ -139,6 +139,11 @@ impl Environment for Wordle {
         game::TOOLS.list()
     }
 
+    /// A game follows from its answer and guesses alone: a restart replays it.
+    fn resumable(&self) -> bool {
+        true
+    }
+
     fn default_max_turns(&self) -> u32 {
         DEFAULT_MAX_TURNS
     }

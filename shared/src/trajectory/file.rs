@@ -66,6 +66,9 @@ pub struct RecordedStep {
     /// The observation's images, relative to the trajectory directory.
     #[serde(default)]
     pub images: Vec<String>,
+    /// The idempotency key the call was made with.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
 }
 
 /// A trajectory file read back.
@@ -79,6 +82,8 @@ pub struct RecordedEpisode {
     pub steps: Vec<Value>,
     /// The final status from the end record, when the episode ended.
     pub end: Option<JsonObject>,
+    /// The calls made before the task's prompt was handed over, when it was.
+    pub prompt_after: Option<u32>,
 }
 
 impl RecordedEpisode {
@@ -102,6 +107,7 @@ impl RecordedEpisode {
             header: None,
             steps: Vec::new(),
             end: None,
+            prompt_after: None,
         };
         for (index, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
@@ -128,6 +134,11 @@ impl RecordedEpisode {
                     Some(Value::Object(status)) => episode.end = Some(status.clone()),
                     _ => return Err(bad("an end record without a status object".into())),
                 },
+                "prompt" => {
+                    let prompt: super::TrajectoryPrompt = serde_json::from_value(value)
+                        .map_err(|e| bad(format!("not a prompt record: {e}")))?;
+                    episode.prompt_after.get_or_insert(prompt.turn);
+                }
                 "step" => {
                     RecordedStep::deserialize(&value)
                         .map_err(|e| bad(format!("not a step record: {e}")))?;

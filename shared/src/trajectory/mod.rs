@@ -3,7 +3,7 @@
 //!
 //! A file is a whole episode: a [`TrajectoryHeader`] first (environment, task, seed,
 //! options, turn limit, server version: enough to replay it), one step record per tool call,
-//! and a [`TrajectoryEnd`] with the final status and what the environment revealed once the
+//! a [`TrajectoryPrompt`] where the task's prompt was handed over, and a [`TrajectoryEnd`] with the final status and what the environment revealed once the
 //! episode is over. Observation images (screenshots, plots) are written beside it as
 //! `DIR/<episode>/<turn>-<n>.png`, which the step records name ([`ImagePolicy`] says which
 //! are kept). Files are written by one background thread ([`sink`]) so that no tool call waits
@@ -87,6 +87,23 @@ pub struct TrajectoryRecord {
     /// (`<episode>/<turn>-<n>.png`); whether each file was written is [`ImagePolicy`]'s call.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
+    /// The idempotency key the call was made with, so that a retry after a restart still gets
+    /// this answer instead of a second step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<Box<str>>,
+}
+
+/// A line saying the task's prompt was handed over (OpenEnv's reset, ORS's `/prompt`) after
+/// `turn` calls: an environment may then leave it out of the next observation, so replaying
+/// the episode must hand it over at the same point.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrajectoryPrompt {
+    /// Always `prompt`.
+    pub record: String,
+    /// When, RFC 3339 in UTC.
+    pub time: String,
+    /// The calls made before it.
+    pub turn: u32,
 }
 
 /// The first line of a trajectory file: where the episode came from, enough to start it again.
@@ -110,6 +127,48 @@ pub struct TrajectoryHeader {
     pub version: String,
     /// When the episode started, RFC 3339 in UTC.
     pub time: String,
+    /// The client session that started the episode, so that a restart gives it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionRecord>,
+}
+
+/// A client session that started an episode, as its trajectory header keeps it: after a
+/// restart the session is held again, bound to the same episode, so the client's next
+/// request goes on where it stood instead of meeting an unknown session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "door", rename_all = "lowercase")]
+pub enum SessionRecord {
+    /// A legacy MCP session (`Mcp-Session-Id`).
+    Mcp {
+        /// The session id.
+        id: String,
+        /// The endpoint that issued it, by number (the same for the same command line).
+        endpoint: u32,
+        /// The client's `initialize` parameters, as JSON.
+        initialize: String,
+    },
+    /// An ORS session (`X-Session-ID`).
+    Ors {
+        /// The session id.
+        id: String,
+    },
+    /// An OpenEnv session made with `openenv/session/create` (a WebSocket attaches to it with
+    /// `?session_id=`).
+    OpenEnv {
+        /// The session id.
+        id: String,
+    },
+}
+
+impl SessionRecord {
+    /// The session id, whichever door issued it.
+    pub fn id(&self) -> &str {
+        match self {
+            SessionRecord::Mcp { id, .. }
+            | SessionRecord::Ors { id }
+            | SessionRecord::OpenEnv { id } => id,
+        }
+    }
 }
 
 /// The last line of a trajectory file, written when the episode is over (or closed before).

@@ -126,6 +126,7 @@ mod tests {
             aborted: false,
             cut_bytes: BTreeMap::new(),
             images: Vec::new(),
+            idempotency_key: None,
         }
     }
 

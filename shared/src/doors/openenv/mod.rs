@@ -38,6 +38,7 @@ use serde_json::{Map, Value, json};
 use crate::env::Environment;
 use crate::http::MCP_BODY_LIMIT;
 use crate::hub::Hub;
+use crate::trajectory::SessionRecord;
 
 pub mod rpc;
 pub mod schema;
@@ -53,6 +54,12 @@ use wire::{Action, DoorError, ResetParams};
 /// The OpenEnv routes of every hosted environment.
 pub fn routes(hub: &Arc<Hub>) -> Router<Arc<Hub>> {
     let sessions = sessions_of(hub);
+    // The named sessions a previous server held, given back running their episodes.
+    for restored in hub.take_restored_sessions(|s| matches!(s, SessionRecord::OpenEnv { .. })) {
+        if let Ok(env) = hub.env(Some(restored.env)) {
+            sessions.restore(restored.session.id(), env.clone(), &restored.episode);
+        }
+    }
     let mut router = Router::new();
     for env in hub.envs() {
         let name = env.name();
@@ -153,7 +160,7 @@ async fn reset(
         Ok(params) => params,
         Err(error) => return door_error(error),
     };
-    match session::start(&hub, &env, params).await {
+    match session::start(&hub, &env, params, None).await {
         Ok((envelope, _)) => Json(envelope).into_response(),
         Err(error) => door_error(error),
     }

@@ -17,12 +17,14 @@ use crate::env::Environment;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::replica::ReplicaName;
 use crate::task::Split;
+use crate::trajectory::SessionRecord;
 
 /// Starts an episode of `env` from reset parameters; answers the reset envelope and the id.
 pub async fn start(
     hub: &Hub,
     env: &Arc<dyn Environment>,
     params: ResetParams,
+    session: Option<SessionRecord>,
 ) -> Result<(Value, Arc<str>), DoorError> {
     let task = match params.index {
         Some(index) => {
@@ -38,6 +40,7 @@ pub async fn start(
             seed: params.seed,
             split: params.split,
             options: params.options,
+            session,
         })
         .await?;
     let prompt = hub.prompt(&created.id).await?;
@@ -142,11 +145,18 @@ pub struct Session {
     /// Held by each operation, so they run one at a time and in order.
     running: tokio::sync::Mutex<()>,
     episode: Mutex<Option<Arc<str>>>,
-    /// Whether a WebSocket is attached (at most one may be).
+    /// Whether a WebSocket is attached (at most one is: a newer one takes over).
     attached: AtomicBool,
+    /// How many WebSockets have attached so far; the newest is the one attached. A change
+    /// tells the one before that it was taken over.
+    attachments: tokio::sync::watch::Sender<u64>,
     /// A close was asked for while a WebSocket was attached; it happens when it detaches.
     close_pending: AtomicBool,
     touched: Mutex<Instant>,
+    /// Made with `openenv/session/create`, so a client may come back to it by id (after a
+    /// restart too: its episodes' trajectory headers name it); a WebSocket's own session
+    /// ends with the connection.
+    named: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -159,6 +169,16 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// A new session id, after `replica`'s name when the server has one.
+fn fresh_id(replica: Option<&ReplicaName>) -> Arc<str> {
+    let id = uuid::Uuid::new_v4();
+    crate::replica::qualify(
+        replica,
+        id.simple().encode_lower(&mut uuid::Uuid::encode_buffer()),
+    )
+    .into()
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -167,20 +187,20 @@ impl Session {
     /// A session of `env` with no episode yet, its id after `replica`'s name when the server
     /// has one (a proxy routes the WebSocket's `?session_id=` on it).
     pub fn new(env: Arc<dyn Environment>, replica: Option<&ReplicaName>) -> Arc<Self> {
+        Self::with_id(fresh_id(replica), env, false)
+    }
+
+    fn with_id(id: Arc<str>, env: Arc<dyn Environment>, named: bool) -> Arc<Self> {
         Arc::new(Self {
-            id: crate::replica::qualify(
-                replica,
-                uuid::Uuid::new_v4()
-                    .simple()
-                    .encode_lower(&mut uuid::Uuid::encode_buffer()),
-            )
-            .into(),
+            id,
             env,
             running: tokio::sync::Mutex::new(()),
             episode: Mutex::new(None),
             attached: AtomicBool::new(false),
+            attachments: tokio::sync::watch::Sender::new(0),
             close_pending: AtomicBool::new(false),
             touched: Mutex::new(Instant::now()),
+            named,
         })
     }
 
@@ -208,7 +228,10 @@ impl Session {
         let _running = self.running.lock().await;
         self.touch();
         self.end_episode(hub).await;
-        let (envelope, id) = start(hub, &self.env, params).await?;
+        let record = self.named.then(|| SessionRecord::OpenEnv {
+            id: self.id.to_string(),
+        });
+        let (envelope, id) = start(hub, &self.env, params, record).await?;
         *lock(&self.episode) = Some(id);
         Ok(envelope)
     }
@@ -237,16 +260,36 @@ impl Session {
         }
     }
 
-    /// Marks a WebSocket as attached; false when one already is.
-    pub fn attach(&self) -> bool {
+    /// Marks a WebSocket as attached, taking the session over from one attached before (a
+    /// client reconnecting after its connection dropped, perhaps before the server saw it go):
+    /// that one's receiver sees the change and ends. The attachment's number, for
+    /// [`Session::detach`], and a receiver that changes when a newer one attaches.
+    pub fn attach(&self) -> (u64, tokio::sync::watch::Receiver<u64>) {
         self.touch();
-        !self.attached.swap(true, Ordering::SeqCst)
+        self.attached.store(true, Ordering::SeqCst);
+        let mut number = 0;
+        self.attachments.send_modify(|count| {
+            *count += 1;
+            number = *count;
+        });
+        let mut taken_over = self.attachments.subscribe();
+        taken_over.mark_unchanged();
+        (number, taken_over)
     }
 
-    /// Marks the WebSocket as gone; true when a close was asked for meanwhile.
-    pub fn detach(&self) -> bool {
+    /// Marks attachment `number` as gone, unless a newer one took over; true when it was the
+    /// attached one and a close was asked for meanwhile.
+    pub fn detach(&self, number: u64) -> bool {
         self.touch();
+        if *self.attachments.borrow() != number {
+            return false;
+        }
         self.attached.store(false, Ordering::SeqCst);
+        self.close_pending.load(Ordering::SeqCst)
+    }
+
+    /// Whether a close was asked for while a WebSocket was attached.
+    pub fn close_pending(&self) -> bool {
         self.close_pending.load(Ordering::SeqCst)
     }
 
@@ -305,9 +348,17 @@ impl Sessions {
         if map.len() >= limit {
             return Err(HubError::Full(limit));
         }
-        let session = Session::new(env, hub.settings().replica.as_ref());
+        let session = Session::with_id(fresh_id(hub.settings().replica.as_ref()), env, true);
         map.insert(session.id.clone(), session.clone());
         Ok(session)
+    }
+
+    /// Holds again a named session a previous server held, running `episode` (see
+    /// [`crate::hub::Hub::resume`]); a session already held is left as it is.
+    pub fn restore(&self, id: &str, env: Arc<dyn Environment>, episode: &str) {
+        let session = Session::with_id(id.into(), env, true);
+        *lock(&session.episode) = Some(episode.into());
+        lock(&self.map).entry(session.id.clone()).or_insert(session);
     }
 
     /// A session by id.

@@ -6,7 +6,11 @@
 //! "close"}`. Each but `close` gets exactly one reply, in order: `{"type": "observation",
 //! "data": <envelope>}`, `{"type": "state", "data": …}`, `{"type": "mcp", "data": …}` or
 //! `{"type": "error", "data": {"message", "code"}}`. `close`, or the connection ending,
-//! closes the episode.
+//! closes the episode of the connection's own session; a named session's episode outlives the
+//! connection (attach again with `?session_id=` and go on), until `openenv/session/close` or
+//! the idle TTL. A WebSocket attaching to a named session takes it over from one attached
+//! before (closed with code 1008 and a reason), which may be a connection that dropped
+//! without the server seeing it go.
 //!
 //! Messages run one at a time. The socket is read meanwhile, so pings are answered during a
 //! long step; a few messages sent ahead wait their turn.
@@ -65,10 +69,10 @@ pub async fn serve(
     sessions: Arc<Sessions>,
     session_id: Option<String>,
 ) {
-    let (session, attached) = match session_id {
+    let (session, attachment) = match session_id {
         None => (
             Session::new(env.clone(), hub.settings().replica.as_ref()),
-            false,
+            None,
         ),
         Some(id) => match sessions.get(&id) {
             Some(session) if session.env().name() != env.name() => {
@@ -80,11 +84,9 @@ pub async fn serve(
                 refuse(socket, error(message, "SESSION_ERROR")).await;
                 return;
             }
-            Some(session) if session.attach() => (session, true),
-            Some(_) => {
-                let message = format!("session {id} already has an attached WebSocket");
-                refuse(socket, error(message, "SESSION_ERROR")).await;
-                return;
+            Some(session) => {
+                let attachment = session.attach();
+                (session, Some(attachment))
             }
             None => {
                 let message = format!(
@@ -95,17 +97,39 @@ pub async fn serve(
             }
         },
     };
-    let unfinished = run(&mut socket, &hub, &env, &session).await;
-    // The connection is over: so is its episode (and a session whose close was pending).
-    // Closing the episode stops a step running on it; a reset under way is let finish, so the
-    // episode it starts is closed too rather than left to the reaper.
-    session.end_episode(&hub).await;
-    if let Some(unfinished) = unfinished {
-        unfinished.await;
+    let (number, mut taken_over) = match attachment {
+        Some((number, taken_over)) => (Some(number), Some(taken_over)),
+        None => (None, None),
+    };
+    let unfinished = run(&mut socket, &hub, &env, &session, taken_over.as_mut()).await;
+    if let Some(number) = number
+        && !session.close_pending()
+    {
+        // A named session outlives its WebSocket, so that a client whose connection dropped
+        // attaches again and goes on (a keyed step it resends gets the answer it missed): the
+        // operation under way runs to its end, and the episode stays the session's until
+        // `openenv/session/close` or the idle TTL.
+        if let Some(unfinished) = unfinished {
+            unfinished.await;
+        }
+        if session.detach(number) {
+            session.end_episode(&hub).await;
+            sessions.forget(session.id());
+        }
+    } else {
+        // The connection's own session is over: so is its episode (and a session whose close
+        // was pending). Closing the episode stops a step running on it; a reset under way is
+        // let finish, so the episode it starts is closed too rather than left to the reaper.
         session.end_episode(&hub).await;
-    }
-    if attached && session.detach() {
-        sessions.forget(session.id());
+        if let Some(unfinished) = unfinished {
+            unfinished.await;
+            session.end_episode(&hub).await;
+        }
+        if let Some(number) = number
+            && session.detach(number)
+        {
+            sessions.forget(session.id());
+        }
     }
     let _ = socket.send(Message::Close(None)).await;
 }
@@ -122,6 +146,7 @@ async fn run(
     hub: &Arc<Hub>,
     env: &Arc<dyn Environment>,
     session: &Arc<Session>,
+    mut taken_over: Option<&mut tokio::sync::watch::Receiver<u64>>,
 ) -> Option<BoxFuture<'static, Value>> {
     let mut queue: VecDeque<Message> = VecDeque::new();
     let mut running: Option<BoxFuture<'static, Value>> = None;
@@ -166,6 +191,20 @@ async fn run(
                 if send(socket, &reply).await.is_err() {
                     return None;
                 }
+            }
+            // A newer WebSocket attached to this session: it goes on from here.
+            Ok(()) = async {
+                match taken_over.as_mut() {
+                    Some(receiver) => receiver.changed().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let frame = CloseFrame {
+                    code: close_code::POLICY,
+                    reason: format!("another WebSocket attached to session {}", session.id()).into(),
+                };
+                let _ = socket.send(Message::Close(Some(frame))).await;
+                return running;
             }
             () = tokio::time::sleep(idle_ttl), if running.is_none() && queue.is_empty() => {
                 let frame = CloseFrame {

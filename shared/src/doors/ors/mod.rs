@@ -67,6 +67,7 @@ use crate::env::Environment;
 use crate::http::MCP_BODY_LIMIT;
 use crate::hub::{Hub, HubError};
 use crate::task::Split;
+use crate::trajectory::SessionRecord;
 
 /// Largest body of a request other than a tool call.
 const BODY_LIMIT: usize = 64 * 1024;
@@ -95,6 +96,11 @@ pub fn routes(hub: &Arc<Hub>) -> Router<Arc<Hub>> {
         hub: hub.clone(),
         sessions: Sessions::new(settings.max_episodes, settings.idle_ttl),
     });
+    // The sessions a previous server held, given back bound to their episodes.
+    for restored in hub.take_restored_sessions(|s| matches!(s, SessionRecord::Ors { .. })) {
+        door.sessions
+            .restore(restored.session.id(), restored.env, &restored.episode);
+    }
     spawn_sweeper(&door);
     let mut router = Router::new()
         .route("/health", get(|| async { Json(json!({ "status": "ok" })) }))
@@ -296,7 +302,7 @@ impl Door {
             (Scope::Env(name), _) | (Scope::Bare, Some(name)) => self.hub.env(Some(name))?.clone(),
             (Scope::Bare, None) => default_env(&self.hub, headers)?,
         };
-        let episode = session.episode_for(&self.hub, &env).await?;
+        let episode = session.episode_for(&self.hub, &env, &id).await?;
         Ok((id, session, env, episode))
     }
 
@@ -495,7 +501,7 @@ async fn create_inner(door: &Door, headers: &HeaderMap, body: Body) -> Result<St
     }
     let session = session?;
     if let Some(env) = env
-        && let Err(error) = session.episode_for(&door.hub, &env).await
+        && let Err(error) = session.episode_for(&door.hub, &env, &id).await
     {
         door.sessions.remove(&id);
         return Err(error);

@@ -19,6 +19,7 @@ use super::wire::{OrsError, TaskSpec, python_index};
 use crate::env::Environment;
 use crate::hub::{CreateEpisode, Hub, HubError};
 use crate::task::Split;
+use crate::trajectory::SessionRecord;
 
 /// How long a finished call's result is kept for a client resuming with its `task_id`
 /// (ors-sdk and openreward keep theirs as long).
@@ -48,6 +49,7 @@ impl TaskSource {
                 seed: spec.seed,
                 split: None,
                 options: spec.options.clone(),
+                session: None,
             },
             TaskSource::Index { split, index } => {
                 let tasks = env.tasks();
@@ -67,6 +69,7 @@ impl TaskSource {
                     seed: None,
                     split: Some(*split),
                     options: None,
+                    session: None,
                 }
             }
         })
@@ -142,6 +145,7 @@ impl Session {
         &self,
         hub: &Hub,
         env: &Arc<dyn Environment>,
+        id: &str,
     ) -> Result<String, OrsError> {
         let mut binding = self.binding.lock().await;
         let request = match &*binding {
@@ -157,7 +161,10 @@ impl Session {
                     env.name()
                 )));
             }
-            Binding::Pending(source) => source.request(env.as_ref())?,
+            Binding::Pending(source) => CreateEpisode {
+                session: Some(SessionRecord::Ors { id: id.to_owned() }),
+                ..source.request(env.as_ref())?
+            },
         };
         let created = hub.create(request).await?;
         if self.deleted.load(Ordering::Acquire) {
@@ -276,6 +283,21 @@ impl Sessions {
         });
         map.insert(id.to_owned(), session.clone());
         (Ok(session), stale)
+    }
+
+    /// Holds again a session a previous server held, bound to its episode (see
+    /// [`crate::hub::Hub::resume`]); a session already held is left as it is.
+    pub(super) fn restore(&self, id: &str, env: &'static str, episode: &str) {
+        let session = Arc::new(Session {
+            binding: tokio::sync::Mutex::new(Binding::Bound {
+                env,
+                episode: episode.to_owned(),
+            }),
+            last_seen: Mutex::new(Instant::now()),
+            deleted: AtomicBool::new(false),
+            calls: Mutex::new(HashMap::new()),
+        });
+        lock(&self.map).entry(id.to_owned()).or_insert(session);
     }
 
     /// A session, marked as used now.
