@@ -973,3 +973,42 @@ fn a_broken_task_file_is_refused_with_its_line() {
     assert!(said.contains("cannot read the task file"), "{said}");
     let _ = std::fs::remove_dir_all(&folder);
 }
+
+/// A client that fetches the prompt before its first call (OpenEnv's reset, ORS's `/prompt`,
+/// the Python client) gets a first observation without the task text; the trajectory says
+/// where the prompt was handed over, so `mcpgym replay` hands it over there too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trajectory_whose_client_fetched_the_prompt_first_replays() {
+    let dir = std::env::temp_dir().join(format!("mcpgym-jupyter-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_arg = dir.display().to_string();
+    let server = HttpServer::start(&["jupyter", "--trajectory-dir", &dir_arg]);
+    let control = server.control();
+    let id = server.create(jupyter(TASK)).await.id;
+    let prompt = control.prompt(&id).await.unwrap();
+    assert!(prompt.contains("sales.csv"), "{prompt}");
+    for code in ["x = 20 + 1", "print(x * 2)"] {
+        let step = control
+            .call(&id, "add_and_execute_code_cell", json!({ "code": code }))
+            .await
+            .unwrap();
+        assert!(!step.is_error, "{}", step.text());
+    }
+    server.close(&id).await;
+    drop(server);
+    let output = std::process::Command::new(BIN)
+        .args(["replay", &format!("{dir_arg}/{id}.jsonl")])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        printed.contains("every observation and reward matches"),
+        "{printed}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -74,7 +74,13 @@ pub fn run(file: &Path, quotas: &QuotaArgs) -> anyhow::Result<bool> {
                 .await
                 .context("cannot start the recorded episode again")?;
             let mut mismatch = None;
+            // The prompt is handed over where the recorded client fetched it: an environment
+            // leaves the task out of the first observation once it has been.
+            let hand_prompt = |turn: u32| recorded.prompt_after == Some(turn);
             for step in &steps {
+                if hand_prompt(step.turn.saturating_sub(1)) {
+                    hub.prompt(&created.id).await?;
+                }
                 let replayed = hub
                     .step(&created.id, &step.tool, step.arguments.clone())
                     .await
