@@ -501,3 +501,120 @@ async fn bad_requests_to_the_viewer_get_a_sentence() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn closed_and_aborted_recordings_show_as_such_and_unknown_routes_say_what_there_is() {
+    let dir = temp_dir("closed");
+    let server = HttpServer::start(&["wordle", "--trajectory-dir", dir.to_str().unwrap()]);
+    // Closed after one guess, before it was done: its file has an end record that is not done.
+    let closed = server
+        .create(NewEpisode::default().task("test-0000"))
+        .await
+        .id;
+    call(&server, &closed, "guess", json!({"word": "crane"})).await;
+    server.close(&closed).await;
+    let closed_file = ended_file(&dir, &closed).await;
+    // Still running: no end record yet.
+    let running = server
+        .create(NewEpisode::default().task("test-0001"))
+        .await
+        .id;
+    call(&server, &running, "guess", json!({"word": "crane"})).await;
+    // Aborted by the harness, with its reason (as a restart ends a kernel's episode).
+    let aborted = "0123456789abcdef0123456789abcdef";
+    let reason = "the server restarted and a kernel cannot be rebuilt";
+    let text = std::fs::read_to_string(&closed_file).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for record in &mut lines {
+        record["episode"] = json!(aborted);
+        if record["record"] == "end" {
+            record["status"]["id"] = json!(aborted);
+            record["status"]["done"] = json!(true);
+            record["status"]["aborted"] = json!(true);
+            record["status"]["abort_reason"] = json!(reason);
+        }
+    }
+    let body: String = lines.iter().map(|record| format!("{record}\n")).collect();
+    std::fs::write(dir.join(format!("{aborted}.jsonl")), body).unwrap();
+
+    let viewer = HttpServer::start(&["view", dir.to_str().unwrap()]);
+    let listed = viewer.get_json("/episodes").await;
+    let of = |id: &str| {
+        listed["episodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not listed: {listed}"))
+            .clone()
+    };
+    assert_eq!(of(&closed)["ended"], json!(true));
+    assert_eq!(of(&closed)["done"], json!(false));
+    assert_eq!(of(&running)["ended"], json!(false));
+    assert_eq!(of(aborted)["abort_reason"], json!(reason));
+    let status = viewer.get_json(&format!("/episodes/{closed}")).await;
+    assert_eq!(status["ended"], json!(true), "{status}");
+
+    let mut browser = Browser::start().await;
+    browser.goto(&viewer.url("/")).await;
+    let state =
+        |id: &str| format!("document.querySelector('tr.episode[data-id=\"{id}\"]')?.dataset.state");
+    browser
+        .wait_for(&format!("{} === 'closed'", state(&closed)))
+        .await;
+    assert_eq!(browser.eval(&state(&running)).await, json!("running"));
+    assert_eq!(browser.eval(&state(aborted)).await, json!("aborted"));
+    let counts = browser
+        .eval("document.querySelector('#counts').innerText")
+        .await;
+    assert!(counts.as_str().unwrap().contains("1 running"), "{counts}");
+    let title = browser
+        .eval(&format!(
+            "document.querySelector('tr.episode[data-id=\"{aborted}\"] .badge').title"
+        ))
+        .await;
+    assert!(title.as_str().unwrap().contains(reason), "{title}");
+    browser.screenshot("recorded-closed-index").await;
+    browser.goto(&viewer.url(&format!("/view/{closed}"))).await;
+    browser
+        .wait_for("document.body.dataset.state === 'closed'")
+        .await;
+    browser.goto(&viewer.url(&format!("/view/{aborted}"))).await;
+    let shown = browser
+        .wait_for("document.querySelector('#facts dd[data-field=\"abort_reason\"]')?.innerText")
+        .await;
+    assert_eq!(shown, json!(reason));
+    assert_eq!(
+        browser
+            .eval("document.querySelector('#state').innerText")
+            .await,
+        json!("aborted (recorded)")
+    );
+    browser.screenshot("recorded-aborted").await;
+
+    // An unknown route names the path and the routes there are, on both servers.
+    for (on, path, names) in [
+        (&viewer, "/nope", "/episodes/{id}/trajectory"),
+        (&viewer, "/view/", "/view/{id}"),
+        (&viewer, "/episodes//trajectory", "/episodes/{id}"),
+        (&server, "/nope", "/wordle/mcp"),
+        (&server, "/viewer/", "/view/{id}"),
+    ] {
+        let (code, body) = status_and_json(http().get(on.url(path))).await;
+        assert_eq!(code, 404, "{path}: {body}");
+        let sentence = body["error"].as_str().unwrap();
+        assert!(!sentence.contains("unknown episode"), "{path}: {sentence}");
+        assert!(sentence.contains(names), "{path}: {sentence}");
+        if path != "/episodes//trajectory" {
+            assert!(
+                sentence.contains(&format!("{path:?}")),
+                "{path}: {sentence}"
+            );
+        }
+    }
+    server.close(&running).await;
+    let _ = std::fs::remove_dir_all(dir);
+}

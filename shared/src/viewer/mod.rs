@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mcpgym_serve::Guard;
@@ -48,9 +48,39 @@ pub fn pages<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/viewer/{asset}", get(asset))
 }
 
-/// The live routes: the pages, and the episode list from the hub.
+/// The live routes: the pages, and the episode list from the hub; any other path is answered
+/// with the sentence naming the routes a live server has ([`live_unknown_route`]).
 pub fn live_routes() -> Router<Arc<Hub>> {
-    pages().route("/episodes", get(live_list))
+    pages()
+        .route("/episodes", get(live_list))
+        .fallback(live_unknown_route)
+}
+
+/// The pages' own routes, as a 404 names them.
+pub const PAGE_ROUTES: &str = "the viewer's pages / (the episode list) and /view/{id}, its assets /viewer/viewer.js and /viewer/viewer.css";
+
+/// A 404 for a path no route serves: names the path and the routes there are.
+pub fn unknown_route(uri: &Uri, routes: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no route {:?} on this server: it serves {routes}",
+            uri.path()
+        ),
+    )
+}
+
+/// A live server's answer to a path no route serves.
+async fn live_unknown_route(State(hub): State<Arc<Hub>>, uri: Uri) -> Response {
+    let mcp: Vec<String> = hub
+        .envs()
+        .map(|env| format!("/{}/mcp", env.name()))
+        .collect();
+    let routes = format!(
+        "{PAGE_ROUTES}; the control plane /healthz, /metrics, /tasks, /tools, /episodes (GET lists, POST starts one), /episodes/{{id}} (GET, DELETE), /episodes/{{id}}/prompt, /episodes/{{id}}/trajectory?after=N, /episodes/{{id}}/images/NAME, /episodes/{{id}}/calls/KEY and POST /episodes/{{id}}/call; MCP at {} and /episodes/{{id}}/mcp; and the ORS and OpenEnv routes",
+        mcp.join(", ")
+    );
+    unknown_route(&uri, &routes)
 }
 
 fn page(html: &'static str) -> Response {

@@ -12,14 +12,14 @@ use std::time::SystemTime;
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{StatusCode, Uri, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use super::{AfterQuery, ListQuery, error, pages};
+use super::{AfterQuery, ListQuery, PAGE_ROUTES, error, pages, unknown_route};
 use crate::episode::passed;
 use crate::http::{HttpOptions, ServeError, bind, guard_layer};
 use crate::hub::{is_episode_id, is_image_name, steps_after};
@@ -40,6 +40,15 @@ struct Summary {
     modified: SystemTime,
     started: String,
     status: JsonObject,
+}
+
+/// A recording's status as the viewer answers it: `ended` says whether the file has its end
+/// record, so an episode closed (deleted, reaped when idle, its server stopped) before it was
+/// done reads as closed, not as still running.
+fn status_of(episode: &RecordedEpisode) -> JsonObject {
+    let mut status = episode.status();
+    status.insert("ended".into(), json!(episode.end.is_some()));
+    status
 }
 
 impl RecordedDir {
@@ -92,7 +101,7 @@ impl RecordedDir {
                                 len: meta.len(),
                                 modified,
                                 started,
-                                status: episode.status(),
+                                status: status_of(&episode),
                             },
                         );
                     }
@@ -119,6 +128,7 @@ pub fn router(dir: PathBuf) -> Router {
         .route("/episodes/{id}", get(status))
         .route("/episodes/{id}/trajectory", get(trajectory))
         .route("/episodes/{id}/images/{name}", get(image))
+        .fallback(recorded_unknown_route)
         .with_state(Arc::new(RecordedDir::new(dir)))
 }
 
@@ -142,7 +152,20 @@ pub async fn serve_dir(
     Ok(())
 }
 
+/// The routes `mcpgym view` serves, as a 404 names them.
+const RECORDED_ROUTES: &str = "GET /episodes, /episodes/{id}, /episodes/{id}/trajectory?after=N and /episodes/{id}/images/NAME (read only: a recording cannot be played)";
+
+async fn recorded_unknown_route(uri: Uri) -> Response {
+    unknown_route(&uri, &format!("{PAGE_ROUTES}; {RECORDED_ROUTES}"))
+}
+
 fn unknown(id: &str) -> Response {
+    if id.is_empty() {
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("no episode id in the path: this folder's routes are {RECORDED_ROUTES}"),
+        );
+    }
     error(
         StatusCode::NOT_FOUND,
         format!(
@@ -230,7 +253,7 @@ async fn read(dir: &RecordedDir, id: &str) -> Result<RecordedEpisode, Response> 
 async fn status(State(dir): State<Arc<RecordedDir>>, Path(id): Path<String>) -> Response {
     match read(&dir, &id).await {
         Ok(episode) => {
-            let mut status = episode.status();
+            let mut status = status_of(&episode);
             if let Some(header) = &episode.header {
                 status.insert("options".into(), Value::Object(header.options.clone()));
                 status.insert("version".into(), json!(header.version));

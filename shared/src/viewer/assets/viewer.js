@@ -77,11 +77,21 @@ function fmt3(x) {
   return Number.isFinite(n) ? n.toFixed(3) : '–';
 }
 
+// An episode whose trajectory has its end record but that is not done was closed unfinished
+// (deleted, reaped when idle, its server stopped): closed, not running.
 function stateOf(s) {
   if (s.aborted) return 'aborted';
   if (s.truncated) return 'truncated';
   if (s.done) return 'done';
+  if (s.ended) return 'closed';
   return 'running';
+}
+
+/** What a state badge says when hovered: why an aborted episode was aborted. */
+function stateTitle(s) {
+  if (s.aborted) return s.abort_reason ? 'aborted: ' + s.abort_reason : 'aborted: the environment failed';
+  if (stateOf(s) === 'closed') return 'closed before it was done';
+  return undefined;
 }
 
 function fmtAge(seconds) {
@@ -199,7 +209,7 @@ function indexPage() {
         el('td', { class: 'task' }, el('a', { href, text: ep.task, title: ep.id })),
         el('td', { class: 'turn num', text: ep.turn + '/' + ep.max_turns }),
         el('td', { class: 'return num', text: fmt3(ep.return), title: componentsText(ep.reward_components) }),
-        el('td', { class: 'state' }, el('span', { class: 'badge ' + state, text: state })),
+        el('td', { class: 'state' }, el('span', { class: 'badge ' + state, text: state, title: stateTitle(ep) })),
         el('td', { class: 'age num', text: fmtAge(ageOf(ep)) }));
       tr.addEventListener('click', (e) => {
         if (!(e.target instanceof HTMLAnchorElement)) location.href = href;
@@ -381,11 +391,14 @@ async function episodePage() {
     const badge = document.getElementById('state');
     badge.textContent = state + (live ? '' : ' (recorded)');
     badge.className = 'badge ' + state;
+    const title = stateTitle(s);
+    if (title) badge.title = title; else badge.removeAttribute('title');
     document.body.dataset.state = state;
     const known = new Set(['id', 'env', 'task', 'seed', 'turn', 'max_turns', 'return', 'reward_components',
-      'done', 'truncated', 'aborted', 'options', 'version', 'started', 'live', 'age_s']);
+      'done', 'truncated', 'aborted', 'abort_reason', 'ended', 'options', 'version', 'started', 'live', 'age_s']);
     const facts = [['env', s.env], ['task', s.task], ['seed', s.seed], ['turn', s.turn + '/' + s.max_turns],
       ['return', fmt3(s.return)], ['state', state], ['id', s.id]];
+    if (s.aborted && s.abort_reason) facts.push(['abort_reason', s.abort_reason]);
     if (s.started) facts.push(['started', s.started]);
     if (Object.keys(options).length) facts.push(['options', JSON.stringify(options)]);
     for (const [k, v] of Object.entries(s)) if (!known.has(k)) facts.push([k, typeof v === 'string' ? v : JSON.stringify(v)]);
