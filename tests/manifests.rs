@@ -161,3 +161,102 @@ async fn every_tool_schema_is_openai_function_friendly() {
         }
     }
 }
+
+/// Files under `manifests/` whose `${` a program other than an MCP client expands, and which.
+const EXPANDED_ELSEWHERE: &[(&str, &str)] = &[
+    ("README.md", "documentation: says which client expands what"),
+    ("kubernetes/README.md", "documentation"),
+    ("kubernetes/validate", "a bash script"),
+    ("container/install", "a bash script"),
+    (
+        "kubernetes/base/router/nginx.conf",
+        "the nginx image's envsubst (NGINX_ENVSUBST_FILTER)",
+    ),
+    (
+        "kubernetes/base/kustomization.yaml",
+        "a comment about envsubst",
+    ),
+    (
+        "kubernetes/tools/httproute.mjs",
+        "JavaScript template literals",
+    ),
+];
+
+fn files_under(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, found);
+        } else {
+            found.push(path);
+        }
+    }
+}
+
+/// No client config carries shell syntax its client may not expand: the MCP Inspector reads a
+/// Claude Code `.mcp.json` and answers "Invalid URL" to `${MCPGYM_PORT:-8000}`; Claude
+/// Desktop, Qwen-Agent, RL-Factory and fastmcp expand nothing either. verl's YAML files may use
+/// OmegaConf's `${oc.env:…}` (verl resolves it when it loads them); any other file with `${`
+/// must be one that a shell or envsubst reads, listed above.
+#[test]
+fn no_client_config_carries_variables_its_client_does_not_expand() {
+    let root = std::path::PathBuf::from(format!("{}/../../manifests", env!("CARGO_MANIFEST_DIR")));
+    let mut files = Vec::new();
+    files_under(&root, &mut files);
+    let mut client_configs = 0;
+    for path in files {
+        let name = path
+            .strip_prefix(&root)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let is_client_config = name.ends_with(".json") || name.ends_with(".pydata");
+        if is_client_config {
+            client_configs += 1;
+            // No `${VAR}`, `$VAR` or `%VAR%` a client would pass on as it is.
+            for (at, _) in text.match_indices('$') {
+                let next = text[at + 1..].chars().next().unwrap_or(' ');
+                assert!(
+                    !(next == '{' || next == '_' || next.is_ascii_alphabetic()),
+                    "{name}: unexpanded variable at {:?}",
+                    &text[at..(at + 30).min(text.len())]
+                );
+            }
+            continue;
+        }
+        if !text.contains("${") {
+            continue;
+        }
+        if name.starts_with("verl/") && name.ends_with(".yaml") {
+            for (at, _) in text.match_indices("${") {
+                assert!(
+                    text[at..].starts_with("${oc.env:"),
+                    "{name}: only OmegaConf's ${{oc.env:…}} is resolved by verl, not {:?}",
+                    &text[at..(at + 30).min(text.len())]
+                );
+            }
+            continue;
+        }
+        assert!(
+            EXPANDED_ELSEWHERE.iter().any(|(file, _)| *file == name),
+            "{name} carries `${{`: a client config must not (write the value out), and a file a shell or envsubst reads belongs in EXPANDED_ELSEWHERE"
+        );
+    }
+    assert!(client_configs >= 6, "{client_configs} client configs found");
+    // The Claude Code HTTP entries are plain URLs to the MCP endpoint.
+    let config = manifest("claude-code/.mcp.json");
+    for (name, entry) in config["mcpServers"].as_object().unwrap() {
+        if entry["type"] == "http" {
+            let url = entry["url"].as_str().unwrap();
+            let parsed = reqwest::Url::parse(url).unwrap_or_else(|e| panic!("{name}: {url}: {e}"));
+            assert!(
+                parsed.port().is_some() && parsed.path() == "/mcp",
+                "{name}: {url}"
+            );
+        }
+    }
+}

@@ -2,20 +2,24 @@
 files through fastmcp's own config loader (what verl <= 0.8's MCP client manager uses), verl's
 native tool configs and every environment's tool schemas through verl's
 `OpenAIFunctionToolSchema` (verl 0.9.1's `verl/tools/schemas.py`, loaded by file path: the verl
-package needs torch and ray to import). The Qwen-Agent and RL-Factory manifests are loaded by
+package needs torch and ray to import); no client config carrying a variable its client leaves
+unexpanded. The Qwen-Agent and RL-Factory manifests are loaded by
 Qwen-Agent's MCPManager in tests/qwen (a venv of their own)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 import yaml
 from fastmcp import Client as FastMCPClient
 from helpers import REPO
+from omegaconf import OmegaConf
 from test_adapters_verl import verl_schemas
 
 from mcpgym import Server
@@ -101,3 +105,57 @@ def test_verl_native_tool_config_validates(env: str) -> None:
         schema = schemas.OpenAIFunctionToolSchema.model_validate(entry["tool_schema"])
         names.append(schema.function.name)
     assert len(names) == len(set(names)) > 0
+
+
+CLIENT_CONFIGS = (
+    "claude-code/.mcp.json",
+    "claude-desktop/claude_desktop_config.json",
+    "qwen-agent/mcpgym_tools.json",
+    "rl-factory/mcpgym.pydata",
+    "verl/mcp_wordle.json",
+    "verl/mcp_jupyter.json",
+)
+
+
+@pytest.mark.parametrize("path", CLIENT_CONFIGS)
+def test_client_configs_carry_no_variables(path: str) -> None:
+    """None of these clients but Claude Code expands `${VAR}` (the MCP Inspector, reading a
+    Claude Code `.mcp.json`, answers "Invalid URL"): the values are written out."""
+    text = (REPO / "manifests" / path).read_text()
+    assert re.search(r"\$\{|\$[A-Za-z_]|%[A-Za-z_]+%", text) is None, path
+
+
+def test_claude_code_http_entries_are_urls_a_client_connects_to(serve: Server) -> None:
+    config = json.loads((REPO / "manifests/claude-code/.mcp.json").read_text())
+    http = {name: entry for name, entry in config["mcpServers"].items() if entry["type"] == "http"}
+    assert sorted(http) == ["desktop-http", "jupyter-http", "wordle-http"]
+    for name, entry in http.items():
+        url = urlparse(entry["url"])
+        assert url.scheme == "http" and url.port and url.path == "/mcp", (name, entry)
+    # As the MCP Inspector's --config takes it (fastmcp reads the same shape), on the test
+    # server's port; `mcpgym serve` has no /mcp of its own, so the Wordle one.
+    entry = {"url": http["wordle-http"]["url"].replace("/mcp", "/wordle/mcp"), "transport": "http"}
+
+    async def listed() -> list[str]:
+        async with FastMCPClient(_local({"mcpServers": {"wordle": entry}}, serve.url)) as client:
+            return [tool.name for tool in await client.list_tools()]
+
+    assert sorted(asyncio.run(listed())) == ["guess", "history"]
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_verl_yaml_variable_is_omegaconf_s_which_verl_resolves(
+    env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verl loads a tool config with OmegaConf and resolves it: `${oc.env:MCPGYM_URL,…}` is
+    the default URL, or MCPGYM_URL when set."""
+    path = VERL / f"mcpgym_{env}.yaml"
+    monkeypatch.delenv("MCPGYM_URL", raising=False)
+    resolved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    assert isinstance(resolved, dict)
+    urls = {entry["config"]["base_url"] for entry in resolved["tools"]}
+    assert urls == {"http://127.0.0.1:8000"}
+    monkeypatch.setenv("MCPGYM_URL", "http://10.0.0.7:9000")
+    resolved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    assert isinstance(resolved, dict)
+    assert {entry["config"]["base_url"] for entry in resolved["tools"]} == {"http://10.0.0.7:9000"}
