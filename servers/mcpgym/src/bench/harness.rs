@@ -28,11 +28,11 @@ impl Drop for Server {
     /// Stops the server with SIGTERM, so it kills its sandboxes and removes its folders;
     /// SIGKILL only if it has not exited within ten seconds.
     fn drop(&mut self) {
-        if self.terminate(Duration::from_secs(10)).is_none() {
-            if let Some(child) = &mut self.child {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+        if self.terminate(Duration::from_secs(10)).is_none()
+            && let Some(child) = &mut self.child
+        {
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }

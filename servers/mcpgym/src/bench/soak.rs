@@ -343,7 +343,7 @@ impl Player {
                 bail!("the game did not end after {turn} guesses");
             }
         }
-        if round % 2 == 0 {
+        if round.is_multiple_of(2) {
             session.close(&self.client).await
         } else {
             // Dropped without a word, as a client that crashed or lost interest: the reaper's.
