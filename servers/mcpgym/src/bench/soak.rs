@@ -980,7 +980,7 @@ mod tests {
         let failures = verdict(&outcome);
         assert_eq!(failures.len(), 1, "{failures:?}");
         assert!(
-            failures[0].starts_with("the tree's RSS grew 10.2% after the warm-up"),
+            failures[0].starts_with("the tree's RSS grew 10.3% after the warm-up"),
             "{failures:?}"
         );
     }
