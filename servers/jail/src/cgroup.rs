@@ -162,8 +162,9 @@ impl Cgroup {
     }
 }
 
-/// The directories jail cgroups are made in (one per v1 controller used, or the v2 one).
-pub(crate) fn parents() -> Vec<PathBuf> {
+/// The directories jail cgroups are made in (one per v1 controller used, or the v2 one), as
+/// seen from this process: a server's children find its jails' cgroups there too.
+pub fn parents() -> Vec<PathBuf> {
     let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else {
         return Vec::new();
     };

@@ -50,7 +50,7 @@ pub mod seccomp;
 mod stale;
 mod uid;
 
-pub use cgroup::use_delegated_cgroup;
+pub use cgroup::{parents as cgroup_parents, use_delegated_cgroup};
 pub use config::{Bind, JailConfig, RUN_BYTES};
 pub use error::{Error, Result};
 pub use limits::Limits;

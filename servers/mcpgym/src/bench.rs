@@ -4,12 +4,14 @@
 //! everything a client pays: HTTP, JSON-RPC, the episode lock, the game, and the reply.
 //!
 //! [`harness`] starts and reads the server processes and builds the MCP requests; [`report`]
-//! turns latencies into figures; [`wordle`], [`jupyter`] and [`desktop`] are the benchmarks.
+//! turns latencies into figures; [`wordle`], [`jupyter`] and [`desktop`] are the benchmarks,
+//! and [`soak`] holds one server under a mixed load to find what grows.
 
 pub mod desktop;
 mod harness;
 pub mod jupyter;
 mod report;
+pub mod soak;
 pub mod wordle;
 
 /// What to benchmark.
@@ -25,6 +27,10 @@ pub enum BenchTarget {
     /// Desktop: episode start to first screenshot, the screenshot tool, a click with its
     /// screenshot, and desktops held at one action per second each.
     Desktop(desktop::DesktopBench),
+    /// Soak: one `serve` under a mixed load (Wordle sessions, Jupyter and desktop episodes)
+    /// for --minutes, its process tree sampled; fails on growth in memory, open files,
+    /// processes or scratch folders, or on anything left after its shutdown.
+    Soak(soak::SoakBench),
 }
 
 /// Runs a benchmark.
@@ -33,5 +39,6 @@ pub fn run(target: BenchTarget) -> anyhow::Result<()> {
         BenchTarget::Wordle(bench) => wordle::run(bench),
         BenchTarget::Jupyter(bench) => jupyter::run(bench),
         BenchTarget::Desktop(bench) => desktop::run(bench),
+        BenchTarget::Soak(bench) => soak::run(bench),
     }
 }

@@ -28,19 +28,12 @@ impl Drop for Server {
     /// Stops the server with SIGTERM, so it kills its sandboxes and removes its folders;
     /// SIGKILL only if it has not exited within ten seconds.
     fn drop(&mut self) {
-        let Some(child) = &mut self.child else { return };
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if self.terminate(Duration::from_secs(10)).is_none()
+            && let Some(child) = &mut self.child
+        {
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        let _ = child.kill();
-        let _ = child.wait();
     }
 }
 
@@ -141,6 +134,26 @@ impl Server {
             .map_err(|said| anyhow!("the server exited before listening:\n{}", said.trim_end()))?;
         server.base = address;
         Ok(server)
+    }
+
+    /// Sends the server SIGTERM, as an operator stops it, and waits up to `bound` for it to
+    /// exit: its exit status if it did (at once when it is not ours or has already exited).
+    pub(super) fn terminate(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        let child = self.child.as_mut()?;
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + bound;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     /// The server's process id, when it is ours.

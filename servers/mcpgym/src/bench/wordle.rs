@@ -169,7 +169,10 @@ struct Step {
 
 /// Whether the tool call `what` ended the game; an error unless it was answered with HTTP 200
 /// and a result.
-fn ends_game(what: &str, (status, reply): (hyper::StatusCode, Bytes)) -> anyhow::Result<bool> {
+pub(super) fn ends_game(
+    what: &str,
+    (status, reply): (hyper::StatusCode, Bytes),
+) -> anyhow::Result<bool> {
     let result: StepResult = json_rpc_result(what, status, &reply)?;
     Ok(result.meta.step.done)
 }

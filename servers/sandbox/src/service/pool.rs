@@ -2,8 +2,9 @@
 //!
 //! Each warm kernel has its own sandbox root (fresh home, fresh uid) and goes to exactly one
 //! sandbox; it is never given back. The pool keeps `pool_size` kernels ready, or more when
-//! demand was higher: its target is the most creates seen within the last
-//! [`DEMAND_WINDOW`] (a GRPO step starts the same group size again and again), capped by
+//! demand was higher: its target is the most sandboxes seen running or being created at once
+//! within the last [`DEMAND_WINDOW`] (a GRPO step starts the same group size again and again;
+//! episodes run one after another need no more than one), capped by
 //! `pool_max` and the sandbox limit. Kernels start a few at a time ([`parallel_starts`]): on
 //! two cores more at once only slows them all down. Refills wait until creates have been
 //! quiet for a moment, so they never take the cores from a burst being served.
@@ -60,8 +61,9 @@ pub(crate) struct Pool {
     waiters: Mutex<VecDeque<oneshot::Sender<Warm>>>,
     /// Kernels being started now.
     starting: AtomicUsize,
-    /// When recent creates were served, for the demand-sized target.
-    demand: Mutex<VecDeque<Instant>>,
+    /// When recent creates were served, and how many sandboxes were running or being created
+    /// then (that one included), for the demand-sized target.
+    demand: Mutex<VecDeque<(Instant, usize)>>,
     last_failure: Mutex<Option<String>>,
     /// When a create last took a kernel.
     last_take: Mutex<Option<Instant>>,
@@ -131,11 +133,17 @@ impl Pool {
             let mut demand = self.demand.lock().expect("pool demand lock");
             while demand
                 .front()
-                .is_some_and(|at| at.elapsed() > DEMAND_WINDOW)
+                .is_some_and(|(at, _)| at.elapsed() > DEMAND_WINDOW)
             {
                 demand.pop_front();
             }
-            demand.len()
+            // The most at once, not how many: counting every create of the window grew the
+            // pool by a kernel per episode for episodes run one after another.
+            demand
+                .iter()
+                .map(|(_, at_once)| *at_once)
+                .max()
+                .unwrap_or(0)
         };
         self.config
             .pool_size
@@ -179,9 +187,13 @@ impl Pool {
     }
 
     /// A warm kernel: one that is ready, else the next one started, waiting up to `timeout`.
-    pub(crate) async fn take(&self, timeout: Duration) -> Result<Warm, Starved> {
+    /// `demand` is how many sandboxes are running or being created, this one included.
+    pub(crate) async fn take(&self, timeout: Duration, demand: usize) -> Result<Warm, Starved> {
         let now = Instant::now();
-        self.demand.lock().expect("pool demand lock").push_back(now);
+        self.demand
+            .lock()
+            .expect("pool demand lock")
+            .push_back((now, demand));
         *self.last_take.lock().expect("pool lock") = Some(now);
         let ready = self.ready.lock().expect("pool lock").pop_front();
         if let Some(warm) = ready {

@@ -87,7 +87,7 @@ impl Registry {
     /// else a kernel started now.
     pub(crate) async fn create(&self, spec: CreateSpec) -> Result<Arc<Sandbox>, ApiError> {
         // Held until the sandbox is in the map (or the create failed).
-        let _place = self.reserve()?;
+        let (_place, demand) = self.reserve()?;
         // Warm kernels have no network: a sandbox that asks for it gets a kernel started now.
         let warm = if spec.allow_network {
             start_kernel(&self.config, spec.allow_network)
@@ -100,7 +100,7 @@ impl Registry {
                 })?
         } else {
             self.pool
-                .take(self.config.start_timeout)
+                .take(self.config.start_timeout, demand)
                 .await
                 .map_err(|starved| starved_error(&starved))?
         };
@@ -127,7 +127,9 @@ impl Registry {
 
     /// Takes one of the `max_sandboxes` places, or says why not. Checking and counting happen
     /// under one lock, so N concurrent creates against a limit of M < N get exactly M places.
-    fn reserve(&self) -> Result<Place, ApiError> {
+    /// With the place, the sandboxes running and being created, this one included: the demand
+    /// the pool sizes itself for.
+    fn reserve(&self) -> Result<(Place, usize), ApiError> {
         let max = self.config.max_sandboxes;
         let sandboxes = self.sandboxes.lock().expect("registry lock");
         let starting = self.starting.load(Ordering::SeqCst);
@@ -141,7 +143,7 @@ impl Registry {
             ));
         }
         self.starting.fetch_add(1, Ordering::SeqCst);
-        Ok(Place(self.starting.clone()))
+        Ok((Place(self.starting.clone()), sandboxes.len() + starting + 1))
     }
 
     pub(crate) fn get(&self, id: &str) -> Result<Arc<Sandbox>, ApiError> {
