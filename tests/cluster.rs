@@ -9,10 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
 use crate::common::*;
 
@@ -480,19 +479,8 @@ async fn replicas_behind_nginx_serve_each_episode_from_its_owner() {
     // OpenEnv's WebSocket: a connection is a session; its episode is on the replica behind it.
     for _ in 0..REPLICAS {
         let ws_url = proxy.url("/wordle/ws").replacen("http://", "ws://", 1);
-        let (mut socket, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
-        let mut ask = async |message: Value| {
-            socket
-                .send(Message::text(message.to_string()))
-                .await
-                .unwrap();
-            loop {
-                match socket.next().await.unwrap().unwrap() {
-                    Message::Text(text) => break serde_json::from_str::<Value>(&text).unwrap(),
-                    _ => continue,
-                }
-            }
-        };
+        let mut socket = ws_connect(&ws_url).await;
+        let mut ask = async |message: Value| ws_ask(&mut socket, message).await;
         let reset = ask(json!({"type": "reset", "data": {"seed": 3}})).await;
         let id = reset["data"]["metadata"]["episode_id"]
             .as_str()

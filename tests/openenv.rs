@@ -30,6 +30,12 @@ async fn get(server: &HttpServer, path: &str) -> (u16, Value) {
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
+/// An OpenEnv JSON-RPC request on `/wordle/mcp`: the reply.
+async fn rpc(server: &HttpServer, id: u32, method: &str, params: Value) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+    post(server, "/wordle/mcp", body).await.1
+}
+
 fn detail(body: &Value) -> &str {
     body["detail"]
         .as_str()
@@ -341,11 +347,7 @@ async fn bad_requests_get_sentences() {
 #[tokio::test]
 async fn json_rpc_sessions_over_http() {
     let server = HttpServer::start(&["wordle"]);
-    let rpc = |id: u32, method: &str, params: Value| {
-        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let server = &server;
-        async move { post(server, "/wordle/mcp", body).await.1 }
-    };
+    let rpc = |id, method, params| rpc(&server, id, method, params);
 
     let listed = rpc(1, "tools/list", json!({})).await;
     let tools = listed["result"]["tools"].as_array().unwrap();
@@ -469,11 +471,7 @@ async fn a_step_retried_with_its_idempotency_key_plays_once() {
 #[tokio::test]
 async fn a_named_sessions_episode_outlives_its_websocket() {
     let server = HttpServer::start(&["wordle"]);
-    let rpc = |id: u32, method: &str, params: Value| {
-        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let server = &server;
-        async move { post(server, "/wordle/mcp", body).await.1 }
-    };
+    let rpc = |id, method, params| rpc(&server, id, method, params);
     let created = rpc(1, "openenv/session/create", json!({})).await;
     let session = created["result"]["session_id"].as_str().unwrap().to_owned();
     let url = server
