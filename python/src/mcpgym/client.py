@@ -292,14 +292,20 @@ class Client(Closing):
         # Adds to "cannot reach" what is known of the server (the `Server` helper's exit).
         self._diagnose: Callable[[], str] | None = None
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        attempts = _CALL_ATTEMPTS if method in _REPEATABLE else 1
+    def _request(
+        self, method: str, path: str, *, call: bool = False, **kwargs: Any
+    ) -> httpx.Response:
+        """Sends a request; a tool call (`call`, its key in the headers) is sent again on any
+        transport error, reads and closes too unless the connection is refused outright."""
+        attempts = _CALL_ATTEMPTS if call or method in _REPEATABLE else 1
         for attempt in range(attempts):
             try:
                 return self._http.request(method, path, **kwargs)
             except httpx.TransportError as error:
-                # Refused outright: no server there, and a read or close cannot wait for one.
-                if attempt + 1 == attempts or isinstance(error, httpx.ConnectError):
+                # Refused outright: no server there, and a read or close cannot wait for one
+                # (a tool call does wait, for a server restarting on its address).
+                refused = isinstance(error, httpx.ConnectError) and not call
+                if attempt + 1 == attempts or refused:
                     raise _unreachable(self.base_url, error, self._diagnose) from error
                 time.sleep(_CALL_BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -308,15 +314,7 @@ class Client(Closing):
         self, path: str, headers: Mapping[str, str], body: dict[str, Any]
     ) -> httpx.Response:
         """POSTs a tool call, sending it again with the same key when the connection drops."""
-        keyed = _keyed(headers)
-        for attempt in range(_CALL_ATTEMPTS):
-            try:
-                return self._http.request("POST", path, headers=keyed, json=body)
-            except httpx.TransportError as error:
-                if attempt + 1 == _CALL_ATTEMPTS:
-                    raise _unreachable(self.base_url, error, self._diagnose) from error
-                time.sleep(_CALL_BACKOFF_S * 2**attempt)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        return self._request("POST", path, call=True, headers=_keyed(headers), json=body)
 
     def start(
         self,
@@ -442,14 +440,20 @@ class AsyncClient:
         # Adds to "cannot reach" what is known of the server (the `Server` helper's exit).
         self._diagnose: Callable[[], str] | None = None
 
-    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        attempts = _CALL_ATTEMPTS if method in _REPEATABLE else 1
+    async def _request(
+        self, method: str, path: str, *, call: bool = False, **kwargs: Any
+    ) -> httpx.Response:
+        """Sends a request; a tool call (`call`, its key in the headers) is sent again on any
+        transport error, reads and closes too unless the connection is refused outright."""
+        attempts = _CALL_ATTEMPTS if call or method in _REPEATABLE else 1
         for attempt in range(attempts):
             try:
                 return await self._http.request(method, path, **kwargs)
             except httpx.TransportError as error:
-                # Refused outright: no server there, and a read or close cannot wait for one.
-                if attempt + 1 == attempts or isinstance(error, httpx.ConnectError):
+                # Refused outright: no server there, and a read or close cannot wait for one
+                # (a tool call does wait, for a server restarting on its address).
+                refused = isinstance(error, httpx.ConnectError) and not call
+                if attempt + 1 == attempts or refused:
                     raise _unreachable(self.base_url, error, self._diagnose) from error
                 await asyncio.sleep(_CALL_BACKOFF_S * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -458,15 +462,7 @@ class AsyncClient:
         self, path: str, headers: Mapping[str, str], body: dict[str, Any]
     ) -> httpx.Response:
         """POSTs a tool call, sending it again with the same key when the connection drops."""
-        keyed = _keyed(headers)
-        for attempt in range(_CALL_ATTEMPTS):
-            try:
-                return await self._http.request("POST", path, headers=keyed, json=body)
-            except httpx.TransportError as error:
-                if attempt + 1 == _CALL_ATTEMPTS:
-                    raise _unreachable(self.base_url, error, self._diagnose) from error
-                await asyncio.sleep(_CALL_BACKOFF_S * 2**attempt)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        return await self._request("POST", path, call=True, headers=_keyed(headers), json=body)
 
     async def start(
         self,
