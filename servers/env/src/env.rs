@@ -115,6 +115,10 @@ pub trait Environment: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>>;
 }
 
+/// What a call on a finished episode is answered, unless its environment says otherwise
+/// ([`EpisodeState::over_message`]).
+pub const OVER_MESSAGE: &str = "The episode is over; start a new episode.";
+
 /// The state of one running episode: what each tool does to it.
 pub trait EpisodeState: Send + 'static {
     /// Runs one tool call. `tool` is always one of the environment's tools; the arguments are
@@ -150,7 +154,7 @@ pub trait EpisodeState: Send + 'static {
 
     /// The error every call gets once the episode is done.
     fn over_message(&self) -> &str {
-        "The episode is over; start a new episode."
+        OVER_MESSAGE
     }
 
     /// Releases what the episode holds (a kernel, a display). Called exactly once: when the

@@ -255,7 +255,7 @@ impl Hub {
         };
         let over = match &status.abort_reason {
             Some(reason) => format!("The episode was aborted: {reason}. Start a new episode."),
-            None => "The episode is over; start a new episode.".to_owned(),
+            None => crate::env::OVER_MESSAGE.to_owned(),
         };
         let episode = Episode::restored(
             episode_header(env.as_ref(), recorded, header),
