@@ -17,6 +17,7 @@ mod legacy_sessions;
 mod manifests;
 mod openenv;
 mod ors;
+mod python_env;
 mod restart;
 mod sandbox_e2b_sdk;
 mod sandbox_e2b_suites;

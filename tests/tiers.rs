@@ -36,6 +36,7 @@ const SURFACES: &[(&str, &[&str])] = &[
         &["desktop_mcp::", "desktop_tasks::", "desktop_families::"],
     ),
     ("environment hilo", &["ors::several_environments"]),
+    ("environments written in Python", &["python_env::"]),
     // Doors.
     ("MCP over stdio", &["wordle_stdio::", "jupyter_mcp::stdio_"]),
     ("MCP legacy sessions over HTTP", &["legacy_sessions::"]),

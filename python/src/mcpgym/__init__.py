@@ -11,11 +11,38 @@ then play episodes through `Client` or `AsyncClient`:
             print(step.text, step.reward, step.done)
 
 `McpgymEnv` (in `mcpgym.gym`) wraps an episode Gymnasium-style; `mcpgym.adapters` holds one
-small module per trainer framework.
+small module per trainer framework; `mcpgym.env` is for writing environments in Python.
 """
 
-from mcpgym.client import AsyncClient, AsyncEpisode, Client, Episode, McpgymError, Step
-from mcpgym.server import Server, binary_path
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpgym.client import AsyncClient, AsyncEpisode, Client, Episode, McpgymError, Step
+    from mcpgym.server import Server, binary_path
+
+# Imported when first used: a Python environment's worker imports `mcpgym.env` alone, without
+# the HTTP client and its dependencies.
+_LAZY = {
+    "AsyncClient": "mcpgym.client",
+    "AsyncEpisode": "mcpgym.client",
+    "Client": "mcpgym.client",
+    "Episode": "mcpgym.client",
+    "McpgymError": "mcpgym.client",
+    "Step": "mcpgym.client",
+    "Server": "mcpgym.server",
+    "binary_path": "mcpgym.server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpgym' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "AsyncClient",

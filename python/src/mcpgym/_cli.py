@@ -16,6 +16,9 @@ def main() -> None:
     except McpgymError as error:
         print(f"mcpgym: {error}", file=sys.stderr)
         raise SystemExit(127) from None
+    # Environments written in Python (`mcpgym serve --python`) run on this interpreter, which
+    # has this package.
+    os.environ.setdefault("MCPGYM_PYTHON", sys.executable)
     os.execv(binary, [binary, *sys.argv[1:]])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -97,6 +98,8 @@ class Server:
         if not any(arg == "--http" or arg.startswith("--http=") for arg in args):
             command += ["--http", "127.0.0.1:0"]
         child_env = dict(os.environ)
+        # Environments written in Python run on this interpreter, which has this package.
+        child_env.setdefault("MCPGYM_PYTHON", sys.executable)
         child_env.update(env or {})
         if token is not None:
             # Through the environment, so the token does not show in the process list.

@@ -4,6 +4,7 @@ mod bench;
 mod choices;
 mod envs;
 mod jails;
+mod python;
 mod registry;
 mod replay;
 mod runtime;
@@ -26,6 +27,7 @@ use mcpgym_shared::stdio::serve_stdio;
 
 use crate::envs::ENVIRONMENTS;
 use crate::jails::QuotaArgs;
+use crate::python::PythonArgs;
 use crate::registry::{Built, EnvCommand};
 use crate::runtime::{RUNTIME_VAR, RuntimeArgs};
 
@@ -47,6 +49,21 @@ enum Command {
     /// One subcommand per environment in [`ENVIRONMENTS`].
     #[command(flatten)]
     Env(EnvCommand),
+    /// Serve one environment written in Python: a class deriving mcpgym.env.Environment,
+    /// with tools marked @tool (see the Python package's mcpgym.env). Over stdio one episode;
+    /// over HTTP (--http) any number, spread over worker processes.
+    Python {
+        /// The class, as module:Class (found from the working folder or PYTHONPATH) or
+        /// path/to/file.py:Class.
+        #[arg(value_name = "MODULE:CLASS")]
+        spec: String,
+        #[command(flatten)]
+        transport: TransportArgs,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten, next_help_heading = "Python")]
+        python: PythonArgs,
+    },
     /// One desktop episode's worker (screenshots and input on $DISPLAY), spoken to over
     /// stdin/stdout by the desktop environment.
     #[command(hide = true)]
@@ -63,6 +80,12 @@ enum Command {
         runtime: RuntimeArgs,
         #[command(flatten, next_help_heading = "Jails")]
         quotas: QuotaArgs,
+        /// Also host this environment written in Python (module:Class or
+        /// path/to/file.py:Class); repeat for several.
+        #[arg(long = "python", value_name = "MODULE:CLASS", help_heading = "Python")]
+        python_envs: Vec<String>,
+        #[command(flatten, next_help_heading = "Python")]
+        python: PythonArgs,
     },
     /// The local sandbox service: E2B's HTTP protocol (control plane, code interpreter, envd
     /// subset) on one port, over IPython kernels in bubblewrap jails. Point E2B SDKs at it
@@ -87,7 +110,7 @@ enum Command {
         )]
         token: Option<String>,
     },
-    /// Play a recorded Wordle, Jupyter or Hi-Lo episode again from its file's header and
+    /// Play a recorded Wordle, Jupyter, Hi-Lo or Python-written episode again from its file's header and
     /// actions, and report whether every observation and reward matches (exit status 1 at
     /// the first difference, which it names).
     Replay {
@@ -98,6 +121,12 @@ enum Command {
         runtime: RuntimeArgs,
         #[command(flatten, next_help_heading = "Jails")]
         quotas: QuotaArgs,
+        /// The environment written in Python the episode was recorded in (module:Class or
+        /// path/to/file.py:Class).
+        #[arg(long = "python", value_name = "MODULE:CLASS", help_heading = "Python")]
+        python_envs: Vec<String>,
+        #[command(flatten, next_help_heading = "Python")]
+        python: PythonArgs,
     },
     /// Load generators that print throughput, latency and memory figures.
     Bench {
@@ -184,7 +213,10 @@ fn main() -> anyhow::Result<()> {
         Command::Env(env) => env.registration.jails,
         Command::Serve { .. } => ENVIRONMENTS.iter().any(|env| env.jails),
         Command::Sandbox(_) | Command::Replay { .. } => true,
-        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. } => false,
+        Command::DesktopWorker
+        | Command::Python { .. }
+        | Command::Bench { .. }
+        | Command::View { .. } => false,
     };
     if jails {
         // Without root, a mount namespace of our own is what lets jail homes have a size
@@ -211,18 +243,36 @@ fn main() -> anyhow::Result<()> {
             Built::release(backing);
             served
         }
+        Command::Python {
+            spec,
+            transport,
+            common,
+            python,
+        } => run_env(python.load(&spec)?, transport, common),
         Command::DesktopWorker => Ok(mcpgym_desktop::worker::serve_stdio()?),
         Command::Serve {
             http,
             common,
             quotas,
+            python_envs,
+            python,
             ..
-        } => run_serve(http, common, &quotas),
+        } => run_serve(http, common, &quotas, &python_envs, &python),
         Command::Sandbox(args) => run_sandbox(args),
         Command::Bench { target } => bench::run(target),
         Command::View { dir, http, token } => run_view(dir, http, token),
-        Command::Replay { file, quotas, .. } => {
-            if replay::run(&file, &quotas)? {
+        Command::Replay {
+            file,
+            quotas,
+            python_envs,
+            python,
+            ..
+        } => {
+            let python = python_envs
+                .iter()
+                .map(|spec| python.load(spec))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            if replay::run(&file, &quotas, &python)? {
                 Ok(())
             } else {
                 std::process::exit(1)
@@ -254,13 +304,31 @@ fn run_env(
     }
 }
 
-/// Hosts every registered environment, each with its flags' defaults, behind one control
-/// plane.
+/// Hosts every registered environment, each with its flags' defaults, and the Python ones
+/// named, behind one control plane.
 fn run_serve(
     http: std::net::SocketAddr,
     common: CommonArgs,
     quotas: &QuotaArgs,
+    python_envs: &[String],
+    python: &PythonArgs,
 ) -> anyhow::Result<()> {
+    // Loaded first, so a class that cannot serve stops the server before anything starts.
+    let mut loaded: Vec<Arc<dyn Environment>> = Vec::new();
+    for spec in python_envs {
+        let env = python.load(spec)?;
+        if let Some(taken) = ENVIRONMENTS.iter().find(|r| r.name == env.name()) {
+            anyhow::bail!(
+                "{spec} is named {:?}, which {} already is: give the class another name",
+                env.name(),
+                taken.name
+            );
+        }
+        if loaded.iter().any(|other| other.name() == env.name()) {
+            anyhow::bail!("two Python environments are named {:?}", env.name());
+        }
+        loaded.push(env);
+    }
     let mut envs: Vec<Arc<dyn Environment>> = Vec::new();
     let mut backings = Vec::new();
     for registration in ENVIRONMENTS {
@@ -276,6 +344,7 @@ fn run_serve(
             }
         }
     }
+    envs.extend(loaded);
     let served = Hub::new(envs, common.hub_settings())
         .context("cannot start")
         .and_then(|hub| {

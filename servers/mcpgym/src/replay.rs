@@ -2,8 +2,10 @@
 //! says whether every observation and reward came out the same.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context;
+use mcpgym_shared::Environment;
 use mcpgym_shared::hub::{CreateEpisode, Hub, HubSettings};
 use mcpgym_shared::trajectory::file::RecordedEpisode;
 use mcpgym_shared::trajectory::replay::first_difference;
@@ -18,8 +20,13 @@ const NOT_REPLAYABLE: &[(&str, &str)] = &[(
     "desktop episodes cannot be replayed: their observations are screenshots of real applications, whose timing and rendering vary from run to run; watch them with `mcpgym view` instead",
 )];
 
-/// Replays `file`; `Ok(true)` when everything matches. Prints what it finds.
-pub fn run(file: &Path, quotas: &QuotaArgs) -> anyhow::Result<bool> {
+/// Replays `file`, recorded in one of the registered environments or of `python`; `Ok(true)`
+/// when everything matches. Prints what it finds.
+pub fn run(
+    file: &Path,
+    quotas: &QuotaArgs,
+    python: &[Arc<dyn Environment>],
+) -> anyhow::Result<bool> {
     let recorded = RecordedEpisode::read(file)?;
     let header = recorded.header.clone().with_context(|| {
         format!(
@@ -30,18 +37,6 @@ pub fn run(file: &Path, quotas: &QuotaArgs) -> anyhow::Result<bool> {
     if let Some((_, why)) = NOT_REPLAYABLE.iter().find(|(env, _)| *env == header.env) {
         anyhow::bail!("{why}");
     }
-    let registration = ENVIRONMENTS
-        .iter()
-        .find(|r| r.name == header.env)
-        .with_context(|| {
-            let names: Vec<&str> = ENVIRONMENTS.iter().map(|r| r.name).collect();
-            format!(
-                "{} was recorded in environment {:?}, which this binary does not have (it has {})",
-                file.display(),
-                header.env,
-                names.join(", ")
-            )
-        })?;
     let steps = recorded.typed_steps();
     if let Some(step) = steps.iter().find(|s| s.cut_bytes.contains_key("arguments")) {
         anyhow::bail!(
@@ -50,9 +45,26 @@ pub fn run(file: &Path, quotas: &QuotaArgs) -> anyhow::Result<bool> {
             step.tool
         );
     }
-    let Built { env, backing } = registration
-        .build_default(quotas)
-        .with_context(|| format!("cannot start {}", header.env))?;
+    let Built { env, backing } = match python.iter().find(|env| env.name() == header.env) {
+        Some(env) => Built::alone(env.clone()),
+        None => {
+            let registration = ENVIRONMENTS
+                .iter()
+                .find(|r| r.name == header.env)
+                .with_context(|| {
+                    let names: Vec<&str> = ENVIRONMENTS.iter().map(|r| r.name).collect();
+                    format!(
+                        "{} was recorded in environment {:?}, which this binary does not have (it has {}; an environment written in Python is named with --python MODULE:CLASS)",
+                        file.display(),
+                        header.env,
+                        names.join(", ")
+                    )
+                })?;
+            registration
+                .build_default(quotas)
+                .with_context(|| format!("cannot start {}", header.env))?
+        }
+    };
     let settings = HubSettings {
         max_turns: Some(header.max_turns),
         ..HubSettings::default()
