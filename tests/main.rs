@@ -15,6 +15,7 @@ mod jupyter_mcp;
 mod kubernetes;
 mod legacy_sessions;
 mod manifests;
+mod new;
 mod openenv;
 mod ors;
 mod python_env;

@@ -37,6 +37,7 @@ const SURFACES: &[(&str, &[&str])] = &[
     ),
     ("environment hilo", &["ors::several_environments"]),
     ("environments written in Python", &["python_env::"]),
+    ("new environments from templates", &["new::"]),
     // Doors.
     ("MCP over stdio", &["wordle_stdio::", "jupyter_mcp::stdio_"]),
     ("MCP legacy sessions over HTTP", &["legacy_sessions::"]),

@@ -4,6 +4,7 @@ mod bench;
 mod choices;
 mod envs;
 mod jails;
+mod new;
 mod python;
 mod registry;
 mod replay;
@@ -128,6 +129,9 @@ enum Command {
         #[command(flatten, next_help_heading = "Python")]
         python: PythonArgs,
     },
+    /// Start a new environment: its files, from a template that plays (Python by default:
+    /// a class and its test; Rust: a crate, its test and how to register it).
+    New(new::NewArgs),
     /// Load generators that print throughput, latency and memory figures.
     Bench {
         #[command(subcommand)]
@@ -215,6 +219,7 @@ fn main() -> anyhow::Result<()> {
         Command::Sandbox(_) | Command::Replay { .. } => true,
         Command::DesktopWorker
         | Command::Python { .. }
+        | Command::New(_)
         | Command::Bench { .. }
         | Command::View { .. } => false,
     };
@@ -232,7 +237,7 @@ fn main() -> anyhow::Result<()> {
     }
     if !matches!(
         cli.command,
-        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. }
+        Command::DesktopWorker | Command::New(_) | Command::Bench { .. } | Command::View { .. }
     ) {
         remove_stale_jails(&cli.command);
     }
@@ -259,6 +264,7 @@ fn main() -> anyhow::Result<()> {
             ..
         } => run_serve(http, common, &quotas, &python_envs, &python),
         Command::Sandbox(args) => run_sandbox(args),
+        Command::New(args) => new::run(args),
         Command::Bench { target } => bench::run(target),
         Command::View { dir, http, token } => run_view(dir, http, token),
         Command::Replay {
