@@ -101,6 +101,18 @@ async fn round_trip_create_play_inspect_delete() {
     assert!(gone.to_string().contains("unknown episode"), "{gone}");
     let again = control.close(&id).await.unwrap_err();
     assert_eq!(code_of(&again), 404);
+    // An empty id is named as such, not taken for an episode called "".
+    for path in ["/episodes//trajectory", "/episodes//prompt"] {
+        let (status, body) = status_and_json(http().get(control.url(path))).await;
+        assert_eq!(status, 404, "{body}");
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("no episode id in the request"),
+            "{path}: {body}"
+        );
+    }
 
     // The file outlives the episode and is served from disk. It is the whole episode: a
     // header naming where it came from, the same step records, and the final status with

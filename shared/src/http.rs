@@ -103,6 +103,7 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 fn hub_error(error: HubError) -> Response {
     let status = match &error {
         HubError::UnknownEpisode(_)
+        | HubError::NoEpisodeId
         | HubError::NoExport { .. }
         | HubError::NoImage { .. }
         | HubError::NoAnswer { .. } => StatusCode::NOT_FOUND,

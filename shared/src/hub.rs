@@ -218,6 +218,11 @@ pub enum HubError {
         "unknown episode {0:?}: it never existed, was deleted, was closed after being idle, or finished before the last --max-finished finished episodes; start one with POST /episodes"
     )]
     UnknownEpisode(String),
+    /// The request named an episode by the empty id (`/episodes//trajectory`).
+    #[error(
+        "no episode id in the request: name the episode by the id POST /episodes answered (e.g. /episodes/ID/trajectory)"
+    )]
+    NoEpisodeId,
     /// The episode id names another replica: the request bypassed the proxy, or named its
     /// episode only where a proxy cannot read it (in `_meta` or a body).
     #[error(
@@ -616,6 +621,9 @@ impl Hub {
     /// another replica (a request that reached the wrong one must not pass for an episode that
     /// ended), unknown otherwise.
     pub fn not_here(&self, id: &str) -> HubError {
+        if id.is_empty() {
+            return HubError::NoEpisodeId;
+        }
         let here = self.settings.replica.as_ref();
         match replica::owner_of_episode(id) {
             Some(owner) if here.is_none_or(|here| here.as_str() != owner) => HubError::Misrouted {
