@@ -3,6 +3,7 @@
 mod bench;
 mod choices;
 mod envs;
+mod export;
 mod jails;
 mod registry;
 mod replay;
@@ -99,6 +100,16 @@ enum Command {
         #[command(flatten, next_help_heading = "Jails")]
         quotas: QuotaArgs,
     },
+    /// Export an environment's tasks as a training dataset (jsonl or parquet).
+    Tasks {
+        #[command(subcommand)]
+        command: export::TasksCommand,
+    },
+    /// Export recorded episodes as chat data (OpenAI-style messages with tool calls).
+    Trajectories {
+        #[command(subcommand)]
+        command: export::TrajectoriesCommand,
+    },
     /// Load generators that print throughput, latency and memory figures.
     Bench {
         #[command(subcommand)]
@@ -184,7 +195,11 @@ fn main() -> anyhow::Result<()> {
         Command::Env(env) => env.registration.jails,
         Command::Serve { .. } => ENVIRONMENTS.iter().any(|env| env.jails),
         Command::Sandbox(_) | Command::Replay { .. } => true,
-        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. } => false,
+        Command::DesktopWorker
+        | Command::Bench { .. }
+        | Command::View { .. }
+        | Command::Tasks { .. }
+        | Command::Trajectories { .. } => false,
     };
     if jails {
         // Without root, a mount namespace of our own is what lets jail homes have a size
@@ -200,7 +215,11 @@ fn main() -> anyhow::Result<()> {
     }
     if !matches!(
         cli.command,
-        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. }
+        Command::DesktopWorker
+            | Command::Bench { .. }
+            | Command::View { .. }
+            | Command::Tasks { .. }
+            | Command::Trajectories { .. }
     ) {
         remove_stale_jails(&cli.command);
     }
@@ -220,6 +239,8 @@ fn main() -> anyhow::Result<()> {
         } => run_serve(http, common, &quotas),
         Command::Sandbox(args) => run_sandbox(args),
         Command::Bench { target } => bench::run(target),
+        Command::Tasks { command } => export::run_tasks(command),
+        Command::Trajectories { command } => export::run_trajectories(command),
         Command::View { dir, http, token } => run_view(dir, http, token),
         Command::Replay { file, quotas, .. } => {
             if replay::run(&file, &quotas)? {
