@@ -45,7 +45,7 @@ pub struct TasksExport {
     families: Vec<String>,
     /// Rows to write, taking one task of each family in turn so any first rows cover every
     /// family; past the selection's end its tasks come again with new seeds. Default: every
-    /// selected task once (needed when that is more than 100000).
+    /// selected task once; required when the selection holds more than 100000.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
     /// The first row's seed; row i gets seed SEED + i.
