@@ -55,6 +55,7 @@ const SURFACES: &[(&str, &[&str])] = &[
     ("Kubernetes manifests", &["kubernetes::"]),
     ("container profiles", &["container::"]),
     ("benchmarks", &["bench::"]),
+    ("task and trajectory exports", &["exports::"]),
     ("restarts on a trajectory directory", &["restart::"]),
     // The escape battery, as root and as an ordinary user.
     ("jails as root", &["escape::jupyter_jail_holds_as_root"]),

@@ -787,11 +787,10 @@ impl Hub {
         if let Some(sink) = &self.sink {
             sink.synced().await;
         }
-        let instructions = slot.env.instructions();
-        Ok(match prompt {
-            Some(prompt) => format!("{instructions}\n\nTask: {prompt}"),
-            None => instructions.to_owned(),
-        })
+        Ok(crate::env::full_prompt(
+            slot.env.instructions(),
+            prompt.as_deref(),
+        ))
     }
 
     /// An episode's public state as of its last finished call: answers at once, even while a

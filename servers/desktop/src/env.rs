@@ -247,6 +247,11 @@ impl Environment for DesktopEnv {
         DEFAULT_MAX_TURNS
     }
 
+    /// The task's own text: generated from its id alone, so no display is needed.
+    fn task_prompt(&self, task: &str) -> Option<String> {
+        self.tasks.get(task).map(|task| task.instruction.clone())
+    }
+
     fn start<'a>(
         &'a self,
         spec: &'a EpisodeSpec,

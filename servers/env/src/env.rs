@@ -108,11 +108,29 @@ pub trait Environment: Send + Sync + 'static {
         "the server restarted; this episode's state was lost"
     }
 
+    /// The prompt an episode of `task` hands over ([`EpisodeState::prompt`]), known without
+    /// starting one: what task exports and trajectory exports show the agent was asked.
+    /// `None` when the instructions say everything. An environment whose episodes give a
+    /// prompt overrides this; the prompt must not depend on the seed.
+    fn task_prompt(&self, task: &str) -> Option<String> {
+        let _ = task;
+        None
+    }
+
     /// Starts an episode. The spec's task is guaranteed to be one of [`Environment::tasks`].
     fn start<'a>(
         &'a self,
         spec: &'a EpisodeSpec,
     ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>>;
+}
+
+/// What the agent is asked in an episode: the environment's instructions, then the task's
+/// prompt when it has one. One wording for every door that hands it over and every export.
+pub fn full_prompt(instructions: &str, prompt: Option<&str>) -> String {
+    match prompt {
+        Some(prompt) => format!("{instructions}\n\nTask: {prompt}"),
+        None => instructions.to_owned(),
+    }
 }
 
 /// What a call on a finished episode is answered, unless its environment says otherwise

@@ -399,6 +399,11 @@ impl Environment for Jupyter {
         DEFAULT_MAX_TURNS
     }
 
+    /// The task's own text: generated from its id alone, so no sandbox is needed.
+    fn task_prompt(&self, task: &str) -> Option<String> {
+        self.tasks.get(task).map(|task| task.prompt().to_owned())
+    }
+
     fn start<'a>(
         &'a self,
         spec: &'a EpisodeSpec,

@@ -3,6 +3,7 @@
 mod bench;
 mod choices;
 mod envs;
+mod export;
 mod jails;
 mod new;
 mod python;
@@ -132,6 +133,16 @@ enum Command {
     /// Start a new environment: its files, from a template that plays (Python by default:
     /// a class and its test; Rust: a crate, its test and how to register it).
     New(new::NewArgs),
+    /// Export an environment's tasks as a training dataset (jsonl or parquet).
+    Tasks {
+        #[command(subcommand)]
+        command: export::TasksCommand,
+    },
+    /// Export recorded episodes as chat data (OpenAI-style messages with tool calls).
+    Trajectories {
+        #[command(subcommand)]
+        command: export::TrajectoriesCommand,
+    },
     /// Load generators that print throughput, latency and memory figures.
     Bench {
         #[command(subcommand)]
@@ -221,7 +232,9 @@ fn main() -> anyhow::Result<()> {
         | Command::Python { .. }
         | Command::New(_)
         | Command::Bench { .. }
-        | Command::View { .. } => false,
+        | Command::View { .. }
+        | Command::Tasks { .. }
+        | Command::Trajectories { .. } => false,
     };
     if jails {
         // Without root, a mount namespace of our own is what lets jail homes have a size
@@ -237,7 +250,12 @@ fn main() -> anyhow::Result<()> {
     }
     if !matches!(
         cli.command,
-        Command::DesktopWorker | Command::New(_) | Command::Bench { .. } | Command::View { .. }
+        Command::DesktopWorker
+            | Command::New(_)
+            | Command::Bench { .. }
+            | Command::View { .. }
+            | Command::Tasks { .. }
+            | Command::Trajectories { .. }
     ) {
         remove_stale_jails(&cli.command);
     }
@@ -266,6 +284,8 @@ fn main() -> anyhow::Result<()> {
         Command::Sandbox(args) => run_sandbox(args),
         Command::New(args) => new::run(args),
         Command::Bench { target } => bench::run(target),
+        Command::Tasks { command } => export::run_tasks(command),
+        Command::Trajectories { command } => export::run_trajectories(command),
         Command::View { dir, http, token } => run_view(dir, http, token),
         Command::Replay {
             file,

@@ -25,6 +25,13 @@ pub trait EnvFlags: clap::Args + std::fmt::Debug + Send + 'static {
 
     /// The environment these flags describe, with jails of these sizes.
     fn build(self, quotas: &QuotaArgs) -> anyhow::Result<Built>;
+
+    /// The environment these flags describe, only to read its tasks, tools and prompts (the
+    /// task and trajectory exports): no episode is started on it. An environment whose build
+    /// starts services episodes need (a sandbox pool) builds it without them.
+    fn catalog(self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.build(quotas)
+    }
 }
 
 /// A built environment and what it relies on while it serves.
@@ -58,11 +65,16 @@ pub trait Backing {
 /// Parsed flags of some environment, their type erased.
 trait Build: std::fmt::Debug + Send {
     fn build(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built>;
+    fn catalog(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built>;
 }
 
 impl<F: EnvFlags> Build for F {
     fn build(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
         EnvFlags::build(*self, quotas)
+    }
+
+    fn catalog(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        EnvFlags::catalog(*self, quotas)
     }
 }
 
@@ -101,6 +113,10 @@ struct Plain(fn() -> Arc<dyn Environment>);
 impl Build for Plain {
     fn build(self: Box<Self>, _quotas: &QuotaArgs) -> anyhow::Result<Built> {
         Ok(Built::alone((self.0)()))
+    }
+
+    fn catalog(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.build(quotas)
     }
 }
 
@@ -183,15 +199,31 @@ impl Registration {
 
     /// The environment with every flag at its default, with jails of these sizes.
     pub fn build_default(&self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.build(self.parse_args(&[])?, quotas)
+    }
+
+    /// The environment its own flags `args` describe (as `mcpgym <env>` takes them), built
+    /// only to read its tasks, tools and prompts ([`EnvFlags::catalog`]).
+    pub fn catalog(&self, args: &[String]) -> anyhow::Result<Built> {
+        let flags = self.parse_args(args)?;
+        self.checked(flags.catalog(&QuotaArgs::defaults()?)?)
+    }
+
+    /// The environment's own flags read from `args` (no transport, common or jail flags).
+    fn parse_args(&self, args: &[String]) -> anyhow::Result<Box<dyn Build>> {
         let matches = self
             .add_flags(clap::Command::new(self.name))
             .no_binary_name(true)
-            .try_get_matches_from(std::iter::empty::<&str>())?;
-        self.build(self.parse(&matches)?, quotas)
+            .try_get_matches_from(args)?;
+        Ok(self.parse(&matches)?)
     }
 
     fn build(&self, flags: Box<dyn Build>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
-        let built = flags.build(quotas)?;
+        self.checked(flags.build(quotas)?)
+    }
+
+    /// `built`, unless the environment calls itself by another name than its registration's.
+    fn checked(&self, built: Built) -> anyhow::Result<Built> {
         if built.env.name() != self.name {
             let actual = built.env.name();
             Built::release(built.backing);

@@ -9,7 +9,8 @@
 The factory is a class: TRL builds instances with no arguments, pools them and calls
 `reset(**row)` before each rollout. `reset` closes the previous episode and starts a new one
 (the row's `task`, `seed`, `split` and `options` are used when present) and returns the episode's
-prompt, which TRL appends to the last user message. Every tool of the environment is a typed,
+prompt, which TRL appends to the last user message (unless that message already holds it, as a
+row of `mcpgym tasks export` does). Every tool of the environment is a typed,
 Google-docstringed method on the class, so TRL (through transformers' `get_json_schema`) shows
 them to the model; `get_reward()` is the episode's return, which TRL takes as a reward function
 named after the class.
@@ -113,6 +114,19 @@ def _tool_method(tool: Mapping[str, Any]) -> Callable[..., Any] | None:
     return method
 
 
+def _carries(messages: Any, prompt: str) -> bool:
+    """Whether the last message of a row's `prompt` already holds `prompt`."""
+    if not isinstance(messages, list) or not messages:
+        return False
+    last = messages[-1]
+    content = last.get("content") if isinstance(last, Mapping) else None
+    if isinstance(content, list):
+        content = "".join(
+            str(part.get("text", "")) for part in content if isinstance(part, Mapping)
+        )
+    return isinstance(content, str) and prompt in content
+
+
 class _Environment:
     """The base of every class `environment_factory` builds (its private half)."""
 
@@ -138,7 +152,12 @@ class _Environment:
         self._episode = self._client.start(self._env, **args)
         self._last = None
         self._return = 0.0
-        return self._episode.prompt() if self._prompt else None
+        if not self._prompt:
+            return None
+        prompt = self._episode.prompt()
+        # A row from `mcpgym tasks export` already carries the prompt: TRL would append it
+        # to that same message a second time.
+        return None if _carries(row.get("prompt"), prompt) else prompt
 
     def get_reward(self) -> float:
         """The episode's return: the sum of its step rewards."""

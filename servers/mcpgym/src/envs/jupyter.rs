@@ -123,6 +123,21 @@ impl EnvFlags for JupyterFlags {
             client, config, tasks,
         ))))
     }
+
+    /// Tasks, tools and prompts need no kernel: no sandbox service is started, and the client
+    /// names an address nothing listens on, since no episode is ever started on this one.
+    fn catalog(self, _quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        let tasks = match &self.tasks {
+            Some(path) => JupyterTasks::from_tasks(load_task_file(path)?),
+            None => JupyterTasks::builtin(),
+        };
+        let client = E2bClient::new(E2bConfig::single_url("http://127.0.0.1:9", None))?;
+        Ok(Built::alone(Arc::new(Jupyter::with_tasks(
+            client,
+            self.config(),
+            tasks,
+        ))))
+    }
 }
 
 /// The sandbox service running inside this process on a loopback port, on a multi-thread
