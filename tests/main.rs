@@ -18,6 +18,7 @@ mod manifests;
 mod openenv;
 mod ors;
 mod restart;
+mod runtime;
 mod sandbox_e2b_sdk;
 mod sandbox_e2b_suites;
 mod sandbox_http;

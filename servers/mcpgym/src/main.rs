@@ -99,6 +99,12 @@ enum Command {
         #[command(flatten, next_help_heading = "Jails")]
         quotas: QuotaArgs,
     },
+    /// The data-science runtime Jupyter's sandboxes run on: `install` builds it into the
+    /// per-user cache (once), `path` says which one the servers use.
+    Runtime {
+        #[command(subcommand)]
+        command: runtime::RuntimeCommand,
+    },
     /// Load generators that print throughput, latency and memory figures.
     Bench {
         #[command(subcommand)]
@@ -184,7 +190,10 @@ fn main() -> anyhow::Result<()> {
         Command::Env(env) => env.registration.jails,
         Command::Serve { .. } => ENVIRONMENTS.iter().any(|env| env.jails),
         Command::Sandbox(_) | Command::Replay { .. } => true,
-        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. } => false,
+        Command::DesktopWorker
+        | Command::Bench { .. }
+        | Command::View { .. }
+        | Command::Runtime { .. } => false,
     };
     if jails {
         // Without root, a mount namespace of our own is what lets jail homes have a size
@@ -200,7 +209,10 @@ fn main() -> anyhow::Result<()> {
     }
     if !matches!(
         cli.command,
-        Command::DesktopWorker | Command::Bench { .. } | Command::View { .. }
+        Command::DesktopWorker
+            | Command::Bench { .. }
+            | Command::View { .. }
+            | Command::Runtime { .. }
     ) {
         remove_stale_jails(&cli.command);
     }
@@ -220,6 +232,7 @@ fn main() -> anyhow::Result<()> {
         } => run_serve(http, common, &quotas),
         Command::Sandbox(args) => run_sandbox(args),
         Command::Bench { target } => bench::run(target),
+        Command::Runtime { command } => runtime::run(command),
         Command::View { dir, http, token } => run_view(dir, http, token),
         Command::Replay { file, quotas, .. } => {
             if replay::run(&file, &quotas)? {

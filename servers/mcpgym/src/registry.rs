@@ -7,6 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 use mcpgym_shared::Environment;
 use mcpgym_shared::cli::{CommonArgs, TransportArgs};
+use mcpgym_shared::env::{BoxFuture, EpisodeSpec, EpisodeState, StartError};
 
 use crate::envs::ENVIRONMENTS;
 use crate::jails::QuotaArgs;
@@ -25,6 +26,17 @@ pub trait EnvFlags: clap::Args + std::fmt::Debug + Send + 'static {
 
     /// The environment these flags describe, with jails of these sizes.
     fn build(self, quotas: &QuotaArgs) -> anyhow::Result<Built>;
+
+    /// The environment as `serve` (and `replay`) host it beside the others: as [`EnvFlags::build`]
+    /// unless something it needs is missing here in a way only its episodes should feel (the
+    /// Jupyter runtime not installed); then it may be an [`Unstartable`] one, so the other
+    /// environments still serve.
+    fn build_hosted(self, quotas: &QuotaArgs) -> anyhow::Result<Built>
+    where
+        Self: Sized,
+    {
+        self.build(quotas)
+    }
 }
 
 /// A built environment and what it relies on while it serves.
@@ -55,14 +67,77 @@ pub trait Backing {
     fn release(self: Box<Self>);
 }
 
+/// An environment whose episodes cannot start here, saying why: its tasks and tools are
+/// listed as usual, and every start fails with the sentence (a `503` on the control plane).
+pub struct Unstartable {
+    /// The environment, never started.
+    pub env: Arc<dyn Environment>,
+    /// Why no episode starts, and what to do.
+    pub why: &'static str,
+}
+
+impl Environment for Unstartable {
+    fn name(&self) -> &'static str {
+        self.env.name()
+    }
+
+    fn instructions(&self) -> &str {
+        self.env.instructions()
+    }
+
+    fn tasks(&self) -> &mcpgym_shared::task::TaskSet {
+        self.env.tasks()
+    }
+
+    fn tools(&self) -> &[rmcp::model::Tool] {
+        self.env.tools()
+    }
+
+    fn default_max_turns(&self) -> u32 {
+        self.env.default_max_turns()
+    }
+
+    fn default_max_episodes(&self) -> Option<usize> {
+        self.env.default_max_episodes()
+    }
+
+    fn exports(&self) -> &[&'static str] {
+        self.env.exports()
+    }
+
+    fn reports_progress(&self) -> bool {
+        self.env.reports_progress()
+    }
+
+    fn resumable(&self) -> bool {
+        self.env.resumable()
+    }
+
+    fn lost_on_restart(&self) -> &'static str {
+        self.env.lost_on_restart()
+    }
+
+    fn start<'a>(
+        &'a self,
+        _spec: &'a EpisodeSpec,
+    ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>> {
+        Box::pin(async { Err(StartError::Unavailable(self.why.to_owned())) })
+    }
+}
+
 /// Parsed flags of some environment, their type erased.
 trait Build: std::fmt::Debug + Send {
     fn build(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built>;
+    fn build_hosted(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built>;
 }
 
 impl<F: EnvFlags> Build for F {
     fn build(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
         EnvFlags::build(*self, quotas)
+    }
+
+    fn build_hosted(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        EnvFlags::build_hosted(*self, quotas)
     }
 }
 
@@ -101,6 +176,10 @@ struct Plain(fn() -> Arc<dyn Environment>);
 impl Build for Plain {
     fn build(self: Box<Self>, _quotas: &QuotaArgs) -> anyhow::Result<Built> {
         Ok(Built::alone((self.0)()))
+    }
+
+    fn build_hosted(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.build(quotas)
     }
 }
 
@@ -181,17 +260,22 @@ impl Registration {
         command.about(self.about).long_about(None)
     }
 
-    /// The environment with every flag at its default, with jails of these sizes.
+    /// The environment with every flag at its default, with jails of these sizes, hosted
+    /// beside others (see [`EnvFlags::build_hosted`]).
     pub fn build_default(&self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
         let matches = self
             .add_flags(clap::Command::new(self.name))
             .no_binary_name(true)
             .try_get_matches_from(std::iter::empty::<&str>())?;
-        self.build(self.parse(&matches)?, quotas)
+        self.check_name(self.parse(&matches)?.build_hosted(quotas)?)
     }
 
     fn build(&self, flags: Box<dyn Build>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
-        let built = flags.build(quotas)?;
+        self.check_name(flags.build(quotas)?)
+    }
+
+    /// `built`, unless its environment calls itself by another name than it registered.
+    fn check_name(&self, built: Built) -> anyhow::Result<Built> {
         if built.env.name() != self.name {
             let actual = built.env.name();
             Built::release(built.backing);
