@@ -190,6 +190,22 @@ fn an_install_without_npm_or_the_package_index_says_what_to_do() {
     );
     assert!(!target.exists());
 
+    // A folder that holds something else is never replaced.
+    let taken = place.root.join("taken");
+    std::fs::create_dir_all(&taken).unwrap();
+    std::fs::write(taken.join("notes.txt"), "mine").unwrap();
+    let output = place.run(&["runtime", "install", "--dir", taken.to_str().unwrap()]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("holds something that is not a runtime"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(taken.join("notes.txt")).unwrap(),
+        "mine"
+    );
+
     // A package index that refuses every connection (a port nothing listens on).
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();

@@ -27,7 +27,7 @@ const TICK: Duration = Duration::from_millis(200);
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// Build it in DIR instead of the per-user cache (the servers then need --runtime DIR or
-    /// MCPGYM_RUNTIME=DIR); DIR is replaced unless it already holds this runtime.
+    /// MCPGYM_RUNTIME=DIR). DIR must be new, empty, or a runtime (an older one is replaced).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 }
@@ -72,6 +72,19 @@ pub fn run(args: InstallArgs) -> anyhow::Result<()> {
         !hidden_from_jails(&final_dir),
         "{} lies under root's home, which jails never see: choose another --dir (or, for the \
          per-user cache, set XDG_CACHE_HOME elsewhere)",
+        final_dir.display()
+    );
+    // Only a runtime (an older or unfinished one) or an empty folder is ever replaced.
+    let replaceable = |dir: &Path| {
+        !dir.exists()
+            || dir.join("pyvenv.cfg").is_file()
+            || dir.join(STAMP_FILE).is_file()
+            || std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+    };
+    anyhow::ensure!(
+        replaceable(&final_dir),
+        "{} holds something that is not a runtime, and installing would replace it: give a new or \
+         empty folder with --dir",
         final_dir.display()
     );
     let _lock = lock(&with_suffix(&final_dir, ".lock"))?;
