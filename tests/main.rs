@@ -21,6 +21,7 @@ mod openenv;
 mod ors;
 mod python_env;
 mod restart;
+mod runtime;
 mod sandbox_e2b_sdk;
 mod sandbox_e2b_suites;
 mod sandbox_http;

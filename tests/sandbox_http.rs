@@ -1581,7 +1581,7 @@ fn a_runtime_that_is_no_python_prefix_is_refused() {
         assert!(
             said.contains(
                 "--runtime /nonexistent/venv is not a usable Python prefix (/nonexistent/venv/bin/python is missing)"
-            ) && said.contains(".ci/setup"),
+            ) && said.contains("mcpgym runtime install"),
             "{args:?}: {said}"
         );
     }

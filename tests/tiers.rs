@@ -57,6 +57,7 @@ const SURFACES: &[(&str, &[&str])] = &[
     ("benchmarks", &["bench::"]),
     ("task and trajectory exports", &["exports::"]),
     ("restarts on a trajectory directory", &["restart::"]),
+    ("the sandboxes' runtime (mcpgym runtime)", &["runtime::"]),
     // The escape battery, as root and as an ordinary user.
     ("jails as root", &["escape::jupyter_jail_holds_as_root"]),
     (

@@ -1,7 +1,8 @@
 """The wheel: built from the checkout, installed into a fresh venv, run with no Rust around.
 
-Slow (it builds two wheels, one carrying the binary, and a venv); CI runs it. Deselect it
-locally with `-m "not slow"`.
+Slow (it builds two wheels, one carrying the binary, and a venv, and the wheel's binary builds
+the sandboxes' runtime: about 2 minutes the first time, nothing once target/wheel-cache holds
+it); CI runs it. Deselect it locally with `-m "not slow"`.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key not in {"MCPGYM_BINARY", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}
+        if key not in {"MCPGYM_BINARY", "MCPGYM_RUNTIME", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}
     }
     env.update(extra)
     return env
@@ -178,3 +179,64 @@ def test_a_relative_binary_path_is_read_from_where_pip_runs(tmp_path: Path) -> N
     [wheel] = out.glob("mcpgym-*.whl")
     assert wheel.name == "mcpgym-0.1.0-py3-none-linux_x86_64.whl"
     assert "mcpgym/_bin/mcpgym" in zipfile.ZipFile(wheel).namelist()
+
+
+# The first classic task (North's revenue in sales.csv), solved with pandas, which only the
+# runtime has; the kernel's prefix comes first, to show which Python ran it.
+SOLVE_WITH_PANDAS = (
+    "import sys\n"
+    "import pandas as pd\n"
+    "sales = pd.read_csv('sales.csv')\n"
+    "north = sales[sales.region == 'North']\n"
+    "print(sys.prefix)\n"
+    "print(f'{(north.units * north.unit_price).sum():.2f}')\n"
+)
+
+
+def test_the_wheel_installs_the_runtime_and_serves_a_jupyter_episode(
+    venv: Path, tmp_path: Path
+) -> None:
+    wheel = build(PACKAGE, tmp_path / "dist", clean_env(MCPGYM_BINARY=str(Path(binary()))))
+    run(
+        [venv / "bin" / "pip", "install", "--quiet", "--no-deps", "--force-reinstall", wheel],
+        clean_env(),
+    )
+    # The per-user cache under target/, so a warm target keeps the runtime; pip keeps its own
+    # cache where it was, so a cold build still reuses the wheels pip has downloaded before.
+    cache = REPO / "target" / "wheel-cache"
+    pip_cache = subprocess.run(
+        [sys.executable, "-m", "pip", "cache", "dir"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    user = clean_env(PATH=f"{venv / 'bin'}:{os.environ.get('PATH', '')}", XDG_CACHE_HOME=str(cache))
+    if pip_cache:
+        user["PIP_CACHE_DIR"] = pip_cache
+    out = run([venv / "bin" / "mcpgym", "runtime", "install"], user, cwd=tmp_path)
+    # Its stdout, which `run` puts first, is the runtime's folder; the progress is on stderr.
+    runtime = Path(out.splitlines()[0])
+    assert runtime.parent == cache / "mcpgym" / "runtime", out
+    assert (runtime / "bin" / "python").exists() and (runtime / "bin" / "deno").exists()
+    # Again: found complete, nothing done.
+    again = run([venv / "bin" / "mcpgym", "runtime", "install"], user, cwd=tmp_path)
+    assert "already installed" in again
+    assert run([venv / "bin" / "mcpgym", "runtime", "path"], user).strip() == str(runtime)
+
+    # Only the venv on PATH, no MCPGYM_RUNTIME: `serve` finds the runtime in the cache.
+    bare = clean_env(PATH=str(venv / "bin"), XDG_CACHE_HOME=str(cache))
+    play = (
+        "import json, sys\n"
+        "from mcpgym import Server\n"
+        "with Server('serve') as server, server.client() as client:\n"
+        "    with client.start('jupyter', task='classic/0') as episode:\n"
+        "        cell = episode.call('add_and_execute_code_cell', code=sys.argv[1])\n"
+        "        prefix, answer = cell.text.strip().splitlines()[-2:]\n"
+        "        step = episode.call('final_answer', answer=answer)\n"
+        "print(json.dumps({'prefix': prefix, 'answer': answer, 'done': step.done,\n"
+        "                  'reward': step.reward, 'text': step.text}))\n"
+    )
+    out = run([venv / "bin" / "python", "-c", play, SOLVE_WITH_PANDAS], bare, cwd=tmp_path)
+    played = json.loads(out.strip().splitlines()[-1])
+    assert played["prefix"] == str(runtime), played
+    assert played["done"] and played["reward"] == 1.0, played

@@ -143,6 +143,12 @@ enum Command {
         #[command(subcommand)]
         command: export::TrajectoriesCommand,
     },
+    /// The data-science runtime Jupyter's sandboxes run on: `install` builds it into the
+    /// per-user cache (once), `path` says which one the servers use.
+    Runtime {
+        #[command(subcommand)]
+        command: runtime::RuntimeCommand,
+    },
     /// Load generators that print throughput, latency and memory figures.
     Bench {
         #[command(subcommand)]
@@ -234,7 +240,8 @@ fn main() -> anyhow::Result<()> {
         | Command::Bench { .. }
         | Command::View { .. }
         | Command::Tasks { .. }
-        | Command::Trajectories { .. } => false,
+        | Command::Trajectories { .. }
+        | Command::Runtime { .. } => false,
     };
     if jails {
         // Without root, a mount namespace of our own is what lets jail homes have a size
@@ -256,6 +263,7 @@ fn main() -> anyhow::Result<()> {
             | Command::View { .. }
             | Command::Tasks { .. }
             | Command::Trajectories { .. }
+            | Command::Runtime { .. }
     ) {
         remove_stale_jails(&cli.command);
     }
@@ -286,6 +294,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench { target } => bench::run(target),
         Command::Tasks { command } => export::run_tasks(command),
         Command::Trajectories { command } => export::run_trajectories(command),
+        Command::Runtime { command } => runtime::run(command),
         Command::View { dir, http, token } => run_view(dir, http, token),
         Command::Replay {
             file,

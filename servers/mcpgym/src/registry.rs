@@ -7,6 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 use mcpgym_shared::Environment;
 use mcpgym_shared::cli::{CommonArgs, TransportArgs};
+use mcpgym_shared::env::{BoxFuture, EpisodeSpec, EpisodeState, StartError};
 
 use crate::envs::ENVIRONMENTS;
 use crate::jails::QuotaArgs;
@@ -30,6 +31,17 @@ pub trait EnvFlags: clap::Args + std::fmt::Debug + Send + 'static {
     /// task and trajectory exports): no episode is started on it. An environment whose build
     /// starts services episodes need (a sandbox pool) builds it without them.
     fn catalog(self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.build(quotas)
+    }
+
+    /// The environment as `serve` (and `replay`) host it beside the others: as [`EnvFlags::build`]
+    /// unless something it needs is missing here in a way only its episodes should feel (the
+    /// Jupyter runtime not installed); then it may be an [`Unstartable`] one, so the other
+    /// environments still serve.
+    fn build_hosted(self, quotas: &QuotaArgs) -> anyhow::Result<Built>
+    where
+        Self: Sized,
+    {
         self.build(quotas)
     }
 }
@@ -62,10 +74,69 @@ pub trait Backing {
     fn release(self: Box<Self>);
 }
 
+/// An environment whose episodes cannot start here, saying why: its tasks and tools are
+/// listed as usual, and every start fails with the sentence (a `503` on the control plane).
+pub struct Unstartable {
+    /// The environment, never started.
+    pub env: Arc<dyn Environment>,
+    /// Why no episode starts, and what to do.
+    pub why: &'static str,
+}
+
+impl Environment for Unstartable {
+    fn name(&self) -> &'static str {
+        self.env.name()
+    }
+
+    fn instructions(&self) -> &str {
+        self.env.instructions()
+    }
+
+    fn tasks(&self) -> &mcpgym_shared::task::TaskSet {
+        self.env.tasks()
+    }
+
+    fn tools(&self) -> &[rmcp::model::Tool] {
+        self.env.tools()
+    }
+
+    fn default_max_turns(&self) -> u32 {
+        self.env.default_max_turns()
+    }
+
+    fn default_max_episodes(&self) -> Option<usize> {
+        self.env.default_max_episodes()
+    }
+
+    fn exports(&self) -> &[&'static str] {
+        self.env.exports()
+    }
+
+    fn reports_progress(&self) -> bool {
+        self.env.reports_progress()
+    }
+
+    fn resumable(&self) -> bool {
+        self.env.resumable()
+    }
+
+    fn lost_on_restart(&self) -> &'static str {
+        self.env.lost_on_restart()
+    }
+
+    fn start<'a>(
+        &'a self,
+        _spec: &'a EpisodeSpec,
+    ) -> BoxFuture<'a, Result<Box<dyn EpisodeState>, StartError>> {
+        Box::pin(async { Err(StartError::Unavailable(self.why.to_owned())) })
+    }
+}
+
 /// Parsed flags of some environment, their type erased.
 trait Build: std::fmt::Debug + Send {
     fn build(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built>;
     fn catalog(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built>;
+    fn build_hosted(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built>;
 }
 
 impl<F: EnvFlags> Build for F {
@@ -75,6 +146,10 @@ impl<F: EnvFlags> Build for F {
 
     fn catalog(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
         EnvFlags::catalog(*self, quotas)
+    }
+
+    fn build_hosted(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        EnvFlags::build_hosted(*self, quotas)
     }
 }
 
@@ -116,6 +191,10 @@ impl Build for Plain {
     }
 
     fn catalog(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.build(quotas)
+    }
+
+    fn build_hosted(self: Box<Self>, quotas: &QuotaArgs) -> anyhow::Result<Built> {
         self.build(quotas)
     }
 }
@@ -197,9 +276,10 @@ impl Registration {
         command.about(self.about).long_about(None)
     }
 
-    /// The environment with every flag at its default, with jails of these sizes.
+    /// The environment with every flag at its default, with jails of these sizes, hosted
+    /// beside others (see [`EnvFlags::build_hosted`]).
     pub fn build_default(&self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
-        self.build(self.parse_args(&[])?, quotas)
+        self.checked(self.parse_args(&[])?.build_hosted(quotas)?)
     }
 
     /// The environment its own flags `args` describe (as `mcpgym <env>` takes them), built

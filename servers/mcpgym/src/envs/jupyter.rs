@@ -11,8 +11,8 @@ use mcpgym_sandbox::service::ServiceConfig;
 
 use crate::choices;
 use crate::jails::QuotaArgs;
-use crate::registry::{Backing, Built, EnvFlags};
-use crate::runtime::RuntimeArgs;
+use crate::registry::{Backing, Built, EnvFlags, Unstartable};
+use crate::runtime::{MISSING, RuntimeArgs};
 
 /// The Jupyter environment's own flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -79,8 +79,41 @@ impl EnvFlags for JupyterFlags {
     const JAILS: bool = true;
 
     /// With `--sandbox local` the sandbox service runs in this process (see [`LocalSandbox`])
-    /// and is stopped when the environment is released.
+    /// and is stopped when the environment is released; it needs the runtime.
     fn build(self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.assemble(quotas, false)
+    }
+
+    /// Without a runtime, `serve` still hosts the environment: its tasks are listed, and each
+    /// episode fails to start saying how to install one.
+    fn build_hosted(self, quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        self.assemble(quotas, true)
+    }
+
+    /// Tasks, tools and prompts need no kernel: no sandbox service is started, and the client
+    /// names an address nothing listens on, since no episode is ever started on this one.
+    fn catalog(self, _quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        let tasks = match &self.tasks {
+            Some(path) => JupyterTasks::from_tasks(load_task_file(path)?),
+            None => JupyterTasks::builtin(),
+        };
+        let client = E2bClient::new(E2bConfig::single_url(NOWHERE, None))?;
+        Ok(Built::alone(Arc::new(Jupyter::with_tasks(
+            client,
+            self.config(),
+            tasks,
+        ))))
+    }
+}
+
+/// Where the client of a Jupyter environment without a runtime points: never reached, since
+/// [`Unstartable`] refuses every episode before it would start a sandbox.
+const NOWHERE: &str = "http://127.0.0.1:9";
+
+impl JupyterFlags {
+    /// The environment; `hosted` beside others, as an [`Unstartable`] one when the local
+    /// sandboxes have no runtime.
+    fn assemble(self, quotas: &QuotaArgs, hosted: bool) -> anyhow::Result<Built> {
         let config = self.config();
         // Read and checked before any sandbox starts: a bad file fails at once, with its line.
         let tasks = match &self.tasks {
@@ -104,7 +137,16 @@ impl EnvFlags for JupyterFlags {
             }
         };
         let Some(e2b) = e2b else {
-            let python = self.runtime.resolve()?;
+            let python = match self.runtime.find()? {
+                Some(python) => python,
+                None if hosted => {
+                    tracing::warn!("{MISSING}; until then Jupyter episodes fail to start");
+                    let client = E2bClient::new(E2bConfig::single_url(NOWHERE, None))?;
+                    let env = Arc::new(Jupyter::with_tasks(client, config, tasks));
+                    return Ok(Built::alone(Arc::new(Unstartable { env, why: MISSING })));
+                }
+                None => anyhow::bail!(MISSING),
+            };
             let sandbox = LocalSandbox::start(&self, quotas, python)?;
             let client = match sandbox.client() {
                 Ok(client) => client,
@@ -121,21 +163,6 @@ impl EnvFlags for JupyterFlags {
         let client = E2bClient::pool(e2b)?;
         Ok(Built::alone(Arc::new(Jupyter::with_tasks(
             client, config, tasks,
-        ))))
-    }
-
-    /// Tasks, tools and prompts need no kernel: no sandbox service is started, and the client
-    /// names an address nothing listens on, since no episode is ever started on this one.
-    fn catalog(self, _quotas: &QuotaArgs) -> anyhow::Result<Built> {
-        let tasks = match &self.tasks {
-            Some(path) => JupyterTasks::from_tasks(load_task_file(path)?),
-            None => JupyterTasks::builtin(),
-        };
-        let client = E2bClient::new(E2bConfig::single_url("http://127.0.0.1:9", None))?;
-        Ok(Built::alone(Arc::new(Jupyter::with_tasks(
-            client,
-            self.config(),
-            tasks,
         ))))
     }
 }
