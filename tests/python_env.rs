@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use futures::future::join_all;
+use futures::{StreamExt, stream};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::transport::TokioChildProcess;
@@ -457,22 +457,38 @@ async fn a_thousand_python_episodes_run_at_once() {
     let spec = faults();
     let server = HttpServer::spawn(mcpgym(&["python", &spec, "--max-episodes", "1000"]));
     let control = server.control();
-    let played = join_all((0..1000_u64).map(|seed| {
-        let control = control.clone();
-        async move {
-            let id = start(&control, seed * 10).await;
-            let counted = count(&control, &id).await;
-            assert_eq!(counted, format!("one: {}", seed * 10 + 1));
-            let finish = control
-                .call(&id, "finish", json!({"pay": seed as f64}))
-                .await
-                .unwrap();
-            assert!(finish.done && !finish.aborted, "{finish:?}");
-            (id, seed)
-        }
-    }))
-    .await;
-    for (id, seed) in played.iter().step_by(97) {
+    // Every episode is live at once; requests go 64 at a time (more than the server's
+    // connection limit would only queue in the client).
+    let started: Vec<(String, u64)> = stream::iter(0..1000_u64)
+        .map(|seed| {
+            let control = control.clone();
+            async move {
+                let id = start(&control, seed * 10).await;
+                assert_eq!(
+                    count(&control, &id).await,
+                    format!("one: {}", seed * 10 + 1)
+                );
+                (id, seed)
+            }
+        })
+        .buffer_unordered(64)
+        .collect()
+        .await;
+    let live = server.metrics().await;
+    assert!(live.contains("mcpgym_episodes_live 1000"), "{live}");
+    stream::iter(&started)
+        .for_each_concurrent(64, |(id, seed)| {
+            let control = control.clone();
+            async move {
+                let finish = control
+                    .call(id, "finish", json!({"pay": *seed as f64}))
+                    .await
+                    .unwrap();
+                assert!(finish.done && !finish.aborted, "{finish:?}");
+            }
+        })
+        .await;
+    for (id, seed) in started.iter().step_by(97) {
         assert_eq!(control.status(id).await.unwrap().return_, *seed as f64);
     }
     let metrics = server.metrics().await;

@@ -29,37 +29,48 @@ def server() -> Iterator[Server]:
         yield server
 
 
-def bisect(high: int, guess: Any) -> list[Any]:
-    """Plays Hi-Lo to its win through `guess(number) -> (text, done, answer)`: every answer."""
-    low, answers = 1, []
-    while True:
-        number = (low + high) // 2
-        text, done, answer = guess(number)
-        answers.append(answer)
+class Bisection:
+    """Hi-Lo's winning play: the next guess, and the range each answer leaves."""
+
+    def __init__(self, high: int) -> None:
+        self.low, self.high = 1, high
+
+    def guess(self) -> int:
+        return (self.low + self.high) // 2
+
+    def won(self, number: int, text: str, done: bool) -> bool:
+        """Whether `text` (the answer to `number`) is the win; narrows the range if not."""
         if text.startswith("Correct"):
             assert done, text
-            return answers
+            return True
         assert not done, text
         if text.startswith("higher"):
-            low = number + 1
+            self.low = number + 1
         else:
-            high = number - 1
+            self.high = number - 1
+        return False
+
+
+def bisect(high: int, guess: Any) -> list[Any]:
+    """Plays Hi-Lo to its win through `guess(number) -> (text, done, answer)`: every answer."""
+    play, answers = Bisection(high), []
+    while True:
+        number = play.guess()
+        text, done, answer = guess(number)
+        answers.append(answer)
+        if play.won(number, text, done):
+            return answers
 
 
 async def abisect(high: int, guess: Any) -> list[Any]:
-    low, answers = 1, []
+    """`bisect` with an async `guess`."""
+    play, answers = Bisection(high), []
     while True:
-        number = (low + high) // 2
+        number = play.guess()
         text, done, answer = await guess(number)
         answers.append(answer)
-        if text.startswith("Correct"):
-            assert done, text
+        if play.won(number, text, done):
             return answers
-        assert not done, text
-        if text.startswith("higher"):
-            low = number + 1
-        else:
-            high = number - 1
 
 
 def test_the_python_client_plays_it(server: Server) -> None:
