@@ -101,6 +101,11 @@ impl Environment for HiLo {
     fn default_max_turns(&self) -> u32 {
         30
     }
+    /// Bisects the range the hints leave.
+    fn oracle(&self, task: &str) -> Option<Box<dyn mcpgym_env::Oracle>> {
+        let high: u64 = task.strip_prefix("1-to-")?.parse().ok()?;
+        Some(Box::new(Bisect { low: 1, high }))
+    }
     fn start<'a>(
         &'a self,
         spec: &'a EpisodeSpec,
@@ -126,6 +131,26 @@ impl Environment for HiLo {
             };
             Ok(Box::new(game) as Box<dyn EpisodeState>)
         })
+    }
+}
+
+/// The reference solution: guess the middle of what the hints leave.
+struct Bisect {
+    low: u64,
+    high: u64,
+}
+
+impl mcpgym_env::Oracle for Bisect {
+    fn next(&mut self, last: Option<mcpgym_env::Answered<'_>>) -> mcpgym_env::OracleMove {
+        if let Some(report) = last.and_then(|answer| answer.structured) {
+            if report["hint"] == "correct" {
+                return mcpgym_env::OracleMove::Done;
+            }
+            let bound = |key: &str, or: u64| report[key].as_u64().unwrap_or(or);
+            (self.low, self.high) = (bound("low", self.low), bound("high", self.high));
+        }
+        let middle = self.low + (self.high - self.low) / 2;
+        mcpgym_env::OracleMove::call("guess", serde_json::json!({ "number": middle }))
     }
 }
 

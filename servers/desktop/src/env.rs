@@ -247,6 +247,17 @@ impl Environment for DesktopEnv {
         DEFAULT_MAX_TURNS
     }
 
+    /// The task's demo (see [`crate::oracle`]): only with `run_command` served, in the
+    /// anthropic action space.
+    fn oracle(&self, task: &str) -> Option<Box<dyn mcpgym_env::Oracle>> {
+        let playable =
+            self.config.allow_shell && self.config.action_space == ActionSpace::Anthropic;
+        if !playable {
+            return None;
+        }
+        Some(crate::oracle::oracle(self.tasks.get(task)?))
+    }
+
     /// The task's own text: generated from its id alone, so no display is needed.
     fn task_prompt(&self, task: &str) -> Option<String> {
         self.tasks.get(task).map(|task| task.instruction.clone())

@@ -12,6 +12,7 @@ pub mod grading;
 pub mod input;
 pub mod keyboard;
 pub mod keys;
+pub mod oracle;
 pub mod pages;
 pub mod scale;
 pub mod session;

@@ -117,6 +117,13 @@ pub trait Environment: Send + Sync + 'static {
         None
     }
 
+    /// The reference solution of `task`, for `mcpgym eval --policy oracle`: `None` when the
+    /// environment has none for it (the evaluation then reports the task as having no oracle).
+    fn oracle(&self, task: &str) -> Option<Box<dyn crate::oracle::Oracle>> {
+        let _ = task;
+        None
+    }
+
     /// Starts an episode. The spec's task is guaranteed to be one of [`Environment::tasks`].
     fn start<'a>(
         &'a self,

@@ -13,6 +13,7 @@
 //! - [`schema`]: tool input and output schemas from Rust types;
 //! - [`rng`]: the episode's seeded generator;
 //! - [`generate`]: seeded generation of task instances ([`generate::Gen`]) and word lists;
+//! - [`oracle`]: reference solutions, played through the tools by `mcpgym eval`;
 //! - [`progress`]: progress notifications from inside a long tool call;
 //! - [`clip`]: head-and-tail clipping of long text within a budget;
 //! - [`machine`]: the machine's cores and memory, for default limits.
@@ -22,6 +23,7 @@ pub mod clip;
 pub mod env;
 pub mod generate;
 pub mod machine;
+pub mod oracle;
 pub mod progress;
 pub mod reward;
 pub mod rng;
@@ -38,6 +40,7 @@ pub mod __private {
 
 pub use choice::{Choice, UnknownChoice};
 pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
+pub use oracle::{Answered, Oracle, OracleMove};
 pub use reward::Reward;
 pub use task::{Split, TaskFamily, TaskFileError, TaskSet, parse_family_id};
 pub use tools::{Effect, NoArguments, ToolTable};

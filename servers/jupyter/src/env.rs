@@ -399,6 +399,11 @@ impl Environment for Jupyter {
         DEFAULT_MAX_TURNS
     }
 
+    /// The family's reference solver, or a listed task's answer key (see [`crate::oracle`]).
+    fn oracle(&self, task: &str) -> Option<Box<dyn mcpgym_env::Oracle>> {
+        crate::oracle::oracle(&self.tasks.get(task)?)
+    }
+
     /// The task's own text: generated from its id alone, so no sandbox is needed.
     fn task_prompt(&self, task: &str) -> Option<String> {
         self.tasks.get(task).map(|task| task.prompt().to_owned())

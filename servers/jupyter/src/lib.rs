@@ -43,6 +43,7 @@ pub mod families;
 pub mod grading;
 pub mod notebook;
 pub mod observe;
+pub mod oracle;
 mod python;
 pub mod reward;
 pub mod task_file;

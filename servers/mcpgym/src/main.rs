@@ -3,6 +3,7 @@
 mod bench;
 mod choices;
 mod envs;
+mod eval;
 mod export;
 mod jails;
 mod new;
@@ -30,7 +31,7 @@ use mcpgym_shared::stdio::serve_stdio;
 use crate::envs::ENVIRONMENTS;
 use crate::jails::QuotaArgs;
 use crate::python::PythonArgs;
-use crate::registry::{Built, EnvCommand};
+use crate::registry::{Built, EnvCommand, Registration};
 use crate::runtime::{RUNTIME_VAR, RuntimeArgs};
 
 /// Reinforcement-learning environments for LLM agents, each an MCP server.
@@ -133,6 +134,17 @@ enum Command {
     /// Start a new environment: its files, from a template that plays (Python by default:
     /// a class and its test; Rust: a crate, its test and how to register it).
     New(new::NewArgs),
+    /// Run a model (OpenAI-compatible tool calling, Anthropic's Messages API, Qwen3-VL) or a
+    /// built-in policy (oracle, noop, random) over an environment's tasks: prints pass@1,
+    /// pass@k, reward, turns, tokens and time per family; writes eval.json and every
+    /// episode's trajectory into the output folder (`mcpgym view DIR` shows them), and
+    /// resumes a run stopped there. An environment's own flags go after `--`.
+    Eval {
+        #[command(flatten)]
+        eval: eval::EvalArgs,
+        #[command(flatten, next_help_heading = "Jails")]
+        quotas: QuotaArgs,
+    },
     /// Export an environment's tasks as a training dataset (jsonl or parquet).
     Tasks {
         #[command(subcommand)]
@@ -234,6 +246,7 @@ fn main() -> anyhow::Result<()> {
         Command::Env(env) => env.registration.jails,
         Command::Serve { .. } => ENVIRONMENTS.iter().any(|env| env.jails),
         Command::Sandbox(_) | Command::Replay { .. } => true,
+        Command::Eval { eval, .. } => Registration::find(eval.env_name()).is_some_and(|r| r.jails),
         Command::DesktopWorker
         | Command::Python { .. }
         | Command::New(_)
@@ -292,6 +305,7 @@ fn main() -> anyhow::Result<()> {
         Command::Sandbox(args) => run_sandbox(args),
         Command::New(args) => new::run(args),
         Command::Bench { target } => bench::run(target),
+        Command::Eval { eval, quotas } => eval::run(eval, &quotas),
         Command::Tasks { command } => export::run_tasks(command),
         Command::Trajectories { command } => export::run_trajectories(command),
         Command::Runtime { command } => runtime::run(command),

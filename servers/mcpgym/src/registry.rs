@@ -124,6 +124,10 @@ impl Environment for Unstartable {
         self.env.lost_on_restart()
     }
 
+    fn oracle(&self, task: &str) -> Option<Box<dyn mcpgym_shared::oracle::Oracle>> {
+        self.env.oracle(task)
+    }
+
     fn start<'a>(
         &'a self,
         _spec: &'a EpisodeSpec,
@@ -284,6 +288,13 @@ impl Registration {
 
     /// The environment its own flags `args` describe (as `mcpgym <env>` takes them), built
     /// only to read its tasks, tools and prompts ([`EnvFlags::catalog`]).
+    /// The environment built from its own flags `args` (as `mcpgym ENV` takes them), with
+    /// jails of `quotas`: what `mcpgym eval` plays on.
+    pub fn build_with(&self, args: &[String], quotas: &QuotaArgs) -> anyhow::Result<Built> {
+        let flags = self.parse_args(args)?;
+        self.build(flags, quotas)
+    }
+
     pub fn catalog(&self, args: &[String]) -> anyhow::Result<Built> {
         let flags = self.parse_args(args)?;
         self.checked(flags.catalog(&QuotaArgs::defaults()?)?)

@@ -148,6 +148,16 @@ impl Environment for Wordle {
         DEFAULT_MAX_TURNS
     }
 
+    /// Guesses the answer: the task's word, known to the server.
+    fn oracle(&self, task: &str) -> Option<Box<dyn mcpgym_env::Oracle>> {
+        let answer = self.tasks.answer(task)?;
+        let guess = mcpgym_env::OracleMove::call(
+            "guess",
+            serde_json::json!({ "word": words::word_str(&answer) }),
+        );
+        Some(Box::new(mcpgym_env::oracle::Script::new(vec![guess])))
+    }
+
     fn start<'a>(
         &'a self,
         spec: &'a EpisodeSpec,

@@ -16,7 +16,8 @@ use crate::registry::{Built, Registration};
 
 pub use output::Output;
 pub use progress::Progress;
-use tasks::{MAX_SEED, Rows, Selection};
+use tasks::MAX_SEED;
+pub use tasks::{Rows, Selection};
 use trajectories::{Filter, ImageMode};
 
 /// `mcpgym tasks ...`.
@@ -108,7 +109,8 @@ pub struct TrajectoriesExport {
     images: String,
 }
 
-fn env_names() -> Vec<&'static str> {
+/// The registered environments' names (a flag's possible values).
+pub fn env_names() -> Vec<&'static str> {
     ENVIRONMENTS.iter().map(|env| env.name).collect()
 }
 

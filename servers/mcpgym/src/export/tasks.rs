@@ -199,6 +199,11 @@ impl Rows {
         })
     }
 
+    /// How many groups the tasks are taken from in turn: the families, and the listed tasks.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
+    }
+
     /// How many rows there are.
     pub fn len(&self) -> u64 {
         self.total
