@@ -11,6 +11,7 @@ mod desktop_families;
 mod desktop_mcp;
 mod desktop_tasks;
 mod escape;
+mod eval;
 mod exports;
 mod jupyter_mcp;
 mod kubernetes;

@@ -56,6 +56,10 @@ const SURFACES: &[(&str, &[&str])] = &[
     ("container profiles", &["container::"]),
     ("benchmarks", &["bench::"]),
     ("task and trajectory exports", &["exports::"]),
+    (
+        "evaluation of models and baselines (mcpgym eval)",
+        &["eval::"],
+    ),
     ("restarts on a trajectory directory", &["restart::"]),
     ("the sandboxes' runtime (mcpgym runtime)", &["runtime::"]),
     // The escape battery, as root and as an ordinary user.

@@ -388,6 +388,27 @@ fn parse_arguments(arguments: &Value) -> Result<JsonObject, String> {
     }
 }
 
+/// The desktop's one-action tools that are actions of Anthropic's computer tool.
+const COMPUTER_ACTIONS: &[&str] = &[
+    "screenshot",
+    "cursor_position",
+    "left_click",
+    "right_click",
+    "middle_click",
+    "double_click",
+    "triple_click",
+    "mouse_move",
+    "left_click_drag",
+    "left_mouse_down",
+    "left_mouse_up",
+    "scroll",
+    "type",
+    "key",
+    "hold_key",
+    "wait",
+    "zoom",
+];
+
 /// The episode's tools as Anthropic tools: the desktop's `computer` tool (which takes
 /// `computer_20251124` input unchanged) as Anthropic's own computer tool, the desktop's
 /// one-action tools left out (the computer tool does all of them), the rest as custom tools.
@@ -406,8 +427,7 @@ fn anthropic_tools(tools: &[Tool], size: Option<(u64, u64)>) -> Vec<Value> {
     }
     for tool in tools {
         let one_action = computer.is_some()
-            && (tool.name == "computer"
-                || mcpgym_desktop::tools::ACTION_TOOLS.contains(&tool.name.as_ref()));
+            && (tool.name == "computer" || COMPUTER_ACTIONS.contains(&tool.name.as_ref()));
         if !one_action {
             listed.push(json!({
                 "name": tool.name,
