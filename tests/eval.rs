@@ -636,3 +636,42 @@ async fn anthropic_computer_use_and_qwen3vl_see_the_desktop_as_images() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+#[test]
+fn the_desktop_oracle_plays_demos_and_noop_leaves_the_desktop_ungraded() {
+    // The fast tier plays a terminal and an editor family; the full tier every family.
+    let families = by_tier("terminal_rename_file,editor_write_save", "");
+    let mut args = vec![
+        "--env",
+        "desktop",
+        "--policy",
+        "oracle",
+        "--per-family",
+        "2",
+        "--concurrency",
+        "2",
+    ];
+    if !families.is_empty() {
+        args.extend(["--families", families]);
+    }
+    let dir = fresh_dir("desktop-oracle");
+    let (stdout, oracle) = eval(&args, &dir);
+    check_against_trajectories(&dir, &oracle);
+    for row in oracle["table"].as_array().unwrap() {
+        assert_eq!(row["pass@1"], 1.0, "{row}\n{stdout}");
+    }
+    // The demo's calls are in the trajectory, ending in terminate.
+    let first = oracle["episodes"][0]["episode"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let file = std::fs::read_to_string(dir.join(format!("{first}.jsonl"))).unwrap();
+    assert!(file.contains("\"tool\":\"terminate\""), "{file}");
+    args[3] = "noop";
+    let noop_dir = fresh_dir("desktop-noop");
+    let (_, noop) = eval(&args, &noop_dir);
+    assert_eq!(row(&noop, "all")["pass@1"], 0.0, "{noop}");
+    for dir in [dir, noop_dir] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
