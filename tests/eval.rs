@@ -148,6 +148,17 @@ fn eval(args: &[&str], dir: &std::path::Path) -> (String, Value) {
     (stdout, serde_json::from_slice(&summary).unwrap())
 }
 
+/// [`eval`] from an async test (the stand-ins answer on its runtime meanwhile).
+async fn eval_async(args: &[&str], dir: &std::path::Path) -> (String, Value) {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let dir = dir.to_owned();
+    tokio::task::spawn_blocking(move || {
+        eval(&args.iter().map(String::as_str).collect::<Vec<_>>(), &dir)
+    })
+    .await
+    .unwrap()
+}
+
 fn fresh_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("mcpgym-eval-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -282,13 +293,7 @@ async fn a_model_behind_an_openai_endpoint_survives_rate_limits_and_malformed_ca
         "--temperature",
         "0.7",
     ];
-    let (stdout, summary) = tokio::task::spawn_blocking({
-        let dir = dir.clone();
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        move || eval(&args.iter().map(String::as_str).collect::<Vec<_>>(), &dir)
-    })
-    .await
-    .unwrap();
+    let (stdout, summary) = eval_async(&args, &dir).await;
     check_against_trajectories(&dir, &summary);
     let episodes = summary["episodes"].as_array().unwrap();
     assert_eq!(episodes.len(), 4, "{summary}");
@@ -361,28 +366,22 @@ async fn an_endpoint_that_breaks_ends_its_episode_not_the_run() {
     .await;
     let dir = fresh_dir("broken");
     let url = model.url.clone();
-    let (_, summary) = tokio::task::spawn_blocking({
-        let dir = dir.clone();
-        move || {
-            eval(
-                &[
-                    "--env",
-                    "hilo",
-                    "--model",
-                    "m",
-                    "--endpoint",
-                    &url,
-                    "--count",
-                    "2",
-                    "--retries",
-                    "1",
-                ],
-                &dir,
-            )
-        }
-    })
-    .await
-    .unwrap();
+    let (_, summary) = eval_async(
+        &[
+            "--env",
+            "hilo",
+            "--model",
+            "m",
+            "--endpoint",
+            &url,
+            "--count",
+            "2",
+            "--retries",
+            "1",
+        ],
+        &dir,
+    )
+    .await;
     let episodes = summary["episodes"].as_array().unwrap();
     assert_eq!(episodes.len(), 2);
     for episode in episodes {
@@ -448,13 +447,7 @@ async fn a_killed_run_resumes_without_playing_finished_episodes_again() {
     let before = finished(&summary_file);
     assert!((2..6).contains(&before.len()), "{before:?}");
 
-    let (stdout, summary) = tokio::task::spawn_blocking({
-        let dir = dir.clone();
-        let args: Vec<String> = args[1..].iter().map(|a| a.to_string()).collect();
-        move || eval(&args.iter().map(String::as_str).collect::<Vec<_>>(), &dir)
-    })
-    .await
-    .unwrap();
+    let (stdout, summary) = eval_async(&args[1..], &dir).await;
     let after = summary["episodes"].as_array().unwrap();
     assert_eq!(after.len(), 6, "{stdout}");
     // The episodes finished before the kill are kept as they were, not played again.
@@ -512,28 +505,22 @@ async fn anthropic_computer_use_and_qwen3vl_see_the_desktop_as_images() {
     .await;
     let dir = fresh_dir("anthropic");
     let url = claude.url.clone();
-    let (_, summary) = tokio::task::spawn_blocking({
-        let dir = dir.clone();
-        move || {
-            eval(
-                &[
-                    "--env",
-                    "desktop",
-                    "--api",
-                    "anthropic",
-                    "--model",
-                    "claude",
-                    "--endpoint",
-                    &url,
-                    "--count",
-                    "1",
-                ],
-                &dir,
-            )
-        }
-    })
-    .await
-    .unwrap();
+    let (_, summary) = eval_async(
+        &[
+            "--env",
+            "desktop",
+            "--api",
+            "anthropic",
+            "--model",
+            "claude",
+            "--endpoint",
+            &url,
+            "--count",
+            "1",
+        ],
+        &dir,
+    )
+    .await;
     check_against_trajectories(&dir, &summary);
     let requests = claude.requests();
     assert_eq!(requests.len(), 2, "{requests:?}");
@@ -587,28 +574,22 @@ async fn anthropic_computer_use_and_qwen3vl_see_the_desktop_as_images() {
     .await;
     let qwen_dir = fresh_dir("qwen");
     let url = qwen.url.clone();
-    let (_, summary) = tokio::task::spawn_blocking({
-        let dir = qwen_dir.clone();
-        move || {
-            eval(
-                &[
-                    "--env",
-                    "desktop",
-                    "--api",
-                    "qwen3vl",
-                    "--model",
-                    "qwen3-vl",
-                    "--endpoint",
-                    &url,
-                    "--count",
-                    "1",
-                ],
-                &dir,
-            )
-        }
-    })
-    .await
-    .unwrap();
+    let (_, summary) = eval_async(
+        &[
+            "--env",
+            "desktop",
+            "--api",
+            "qwen3vl",
+            "--model",
+            "qwen3-vl",
+            "--endpoint",
+            &url,
+            "--count",
+            "1",
+        ],
+        &qwen_dir,
+    )
+    .await;
     let requests = qwen.requests();
     let names: Vec<&str> = requests[0]["tools"]
         .as_array()

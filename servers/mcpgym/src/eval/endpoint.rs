@@ -388,26 +388,9 @@ fn parse_arguments(arguments: &Value) -> Result<JsonObject, String> {
     }
 }
 
-/// The desktop's one-action tools that are actions of Anthropic's computer tool.
-const COMPUTER_ACTIONS: &[&str] = &[
-    "screenshot",
-    "cursor_position",
-    "left_click",
-    "right_click",
-    "middle_click",
-    "double_click",
-    "triple_click",
-    "mouse_move",
-    "left_click_drag",
-    "left_mouse_down",
-    "left_mouse_up",
-    "scroll",
-    "type",
-    "key",
-    "hold_key",
-    "wait",
-    "zoom",
-];
+/// The desktop's one-action tools that Anthropic's computer tool does not have (the
+/// desktop's own additions): they stay tools of their own.
+const NOT_COMPUTER_ACTIONS: &[&str] = &["get_screen_size", "terminate"];
 
 /// The episode's tools as Anthropic tools: the desktop's `computer` tool (which takes
 /// `computer_20251124` input unchanged) as Anthropic's own computer tool, the desktop's
@@ -427,7 +410,9 @@ fn anthropic_tools(tools: &[Tool], size: Option<(u64, u64)>) -> Vec<Value> {
     }
     for tool in tools {
         let one_action = computer.is_some()
-            && (tool.name == "computer" || COMPUTER_ACTIONS.contains(&tool.name.as_ref()));
+            && (tool.name == "computer"
+                || (mcpgym_desktop::tools::ACTION_TOOLS.contains(&tool.name.as_ref())
+                    && !NOT_COMPUTER_ACTIONS.contains(&tool.name.as_ref())));
         if !one_action {
             listed.push(json!({
                 "name": tool.name,
