@@ -641,12 +641,14 @@ impl Episode {
     }
 
     /// The task's prompt (see [`EpisodeState::prompt`]); `None` once closed or when the
-    /// environment has none.
+    /// environment has none. The first time a live episode hands it over, its trajectory
+    /// says so (with the calls made before), whether or not the environment has a prompt of
+    /// its own beside its instructions: a replay hands it over at the same point.
     pub fn prompt(&mut self) -> Option<String> {
         match (&mut self.state, &self.retired) {
             (Some(state), _) => {
                 let prompt = state.prompt();
-                if prompt.is_some() && !self.prompt_recorded {
+                if !self.prompt_recorded {
                     self.prompt_recorded = true;
                     if let Some(sink) = &self.sink {
                         sink.prompt(

@@ -93,9 +93,11 @@ pub struct TrajectoryRecord {
     pub idempotency_key: Option<Box<str>>,
 }
 
-/// A line saying the task's prompt was handed over (OpenEnv's reset, ORS's `/prompt`) after
-/// `turn` calls: an environment may then leave it out of the next observation, so replaying
-/// the episode must hand it over at the same point.
+/// A line saying the task's prompt was handed over (the control plane's
+/// `GET /episodes/{id}/prompt`, OpenEnv's reset, ORS's `/prompt`, the Python client) after
+/// `turn` calls, written the first time only; a file without one is of an episode whose
+/// client never fetched it. An environment may then leave the task out of the next
+/// observation (Jupyter does), so replaying the episode hands it over at the same point.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrajectoryPrompt {
     /// Always `prompt`.
