@@ -21,6 +21,7 @@ mod new;
 mod openenv;
 mod ors;
 mod python_env;
+mod replay;
 mod restart;
 mod runtime;
 mod sandbox_e2b_sdk;

@@ -61,6 +61,7 @@ const SURFACES: &[(&str, &[&str])] = &[
         &["eval::"],
     ),
     ("restarts on a trajectory directory", &["restart::"]),
+    ("replaying recorded episodes (mcpgym replay)", &["replay::"]),
     ("the sandboxes' runtime (mcpgym runtime)", &["runtime::"]),
     // The escape battery, as root and as an ordinary user.
     ("jails as root", &["escape::jupyter_jail_holds_as_root"]),
