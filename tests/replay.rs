@@ -21,20 +21,6 @@ const CELLS: &[&str] = &[
 /// A shell command with the same kind of output.
 const SHELL: &str = "date; date -u +%FT%T.%NZ; ls -l; echo total lines $(wc -l < sales.csv)";
 
-/// `mcpgym replay FILE`: whether it exited 0, and what it printed.
-fn replay(file: &Path) -> (bool, String) {
-    let output = std::process::Command::new(BIN)
-        .args(["replay", file.to_str().unwrap()])
-        .output()
-        .expect("run mcpgym replay");
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), printed)
-}
-
 /// A fresh folder for one test's trajectories.
 fn folder(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mcpgym-replay-{name}-{}", std::process::id()));

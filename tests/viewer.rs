@@ -5,7 +5,6 @@
 //! episodes wrote.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -26,20 +25,6 @@ async fn call(server: &HttpServer, id: &str, tool: &str, arguments: Value) -> Va
         .await
         .unwrap_or_else(|e| panic!("{tool} on {id}: {e}"));
     serde_json::to_value(step).unwrap()
-}
-
-/// `mcpgym replay FILE`: whether it exited 0, and what it printed.
-fn replay(file: &Path) -> (bool, String) {
-    let output = Command::new(BIN)
-        .args(["replay", file.to_str().unwrap()])
-        .output()
-        .expect("run mcpgym replay");
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), printed)
 }
 
 /// Waits for the trajectory file to hold its end record (the writer thread is asynchronous).

@@ -26,6 +26,21 @@ use serde_json::{Value, json};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcpgym");
 
+/// `mcpgym replay FILE`: whether it exited 0, and what it printed.
+pub fn replay(file: &std::path::Path) -> (bool, String) {
+    let output = Command::new(BIN)
+        .arg("replay")
+        .arg(file)
+        .output()
+        .expect("run mcpgym replay");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), printed)
+}
+
 /// A file under `tests/data`.
 pub fn data(name: &str) -> String {
     format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"))

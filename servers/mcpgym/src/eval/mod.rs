@@ -148,7 +148,7 @@ async fn evaluate(
     env: Arc<dyn Environment>,
 ) -> anyhow::Result<()> {
     let jobs = jobs(args, &env)?;
-    let config = RunConfig::of(args, &kind, &env_flags_shown(args));
+    let config = RunConfig::of(args, &kind);
     std::fs::create_dir_all(&args.output)
         .with_context(|| format!("cannot make {}", args.output.display()))?;
     let summary = Summary::open(&args.output, config)?;
@@ -216,11 +216,6 @@ async fn evaluate(
         args.output.display()
     );
     Ok(())
-}
-
-/// The flags the run is known by: the environment's own, as given.
-fn env_flags_shown(args: &EvalArgs) -> Vec<String> {
-    args.env_flags.clone()
 }
 
 /// Every episode of the run, in order: tasks taken one of each family in turn, each `k` times.

@@ -22,7 +22,7 @@ const VERSION: u32 = 1;
 pub struct RunConfig {
     /// The environment.
     pub env: String,
-    /// The environment's own flags.
+    /// The environment's own flags, as given (not those the policy adds).
     pub env_flags: Vec<String>,
     /// `oracle`, `noop`, `random`, or `API MODEL`.
     pub policy: String,
@@ -48,10 +48,10 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// The settings of `args`.
-    pub fn of(args: &EvalArgs, kind: &PolicyKind, env_flags: &[String]) -> Self {
+    pub fn of(args: &EvalArgs, kind: &PolicyKind) -> Self {
         Self {
             env: args.env.clone(),
-            env_flags: env_flags.to_vec(),
+            env_flags: args.env_flags.clone(),
             policy: kind.name(),
             endpoint: matches!(kind, PolicyKind::Model(_))
                 .then(|| args.endpoint.clone())
