@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
+use crate::common::browser::Browser;
 use crate::common::*;
 
 /// What a stand-in answers a request with: a status and a JSON body.
@@ -655,4 +656,133 @@ fn the_desktop_oracle_plays_demos_and_noop_leaves_the_desktop_ungraded() {
     for dir in [dir, noop_dir] {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+#[tokio::test]
+async fn the_viewer_lists_eval_runs_with_their_tables_and_links_to_each_episode() {
+    // Two runs side by side under one folder, as `-o runs/NAME` writes them.
+    let root = fresh_dir("viewer");
+    let (_, oracle) = eval_async(
+        &[
+            "--env",
+            "hilo",
+            "--policy",
+            "oracle",
+            "--per-family",
+            "1",
+            "-k",
+            "2",
+        ],
+        &root.join("oracle"),
+    )
+    .await;
+    let (_, noop) = eval_async(
+        &["--env", "hilo", "--policy", "noop", "--per-family", "1"],
+        &root.join("noop"),
+    )
+    .await;
+    let viewer = HttpServer::start(&["view", root.to_str().unwrap()]);
+
+    // The runs, by folder name, with the tables the summaries hold.
+    let evals = viewer.get_json("/evals").await;
+    let runs = evals["runs"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["noop", "oracle"]);
+    assert_eq!(runs[1]["table"], oracle["table"]);
+    assert_eq!(runs[0]["table"], noop["table"]);
+    let oracle_episodes = oracle["episodes"].as_array().unwrap();
+    let noop_episodes = noop["episodes"].as_array().unwrap();
+    assert!(oracle_episodes.len() >= 2 && !noop_episodes.is_empty());
+    // Every episode of both runs is listed and shown from its own folder.
+    let listed = viewer.get_json("/episodes?limit=500").await;
+    assert_eq!(
+        listed["total"].as_u64().unwrap() as usize,
+        oracle_episodes.len() + noop_episodes.len()
+    );
+    let first = oracle_episodes[0]["episode"].as_str().unwrap();
+    let status = viewer.get_json(&format!("/episodes/{first}")).await;
+    assert_eq!(status["return"], oracle_episodes[0]["return"]);
+
+    // The page shows each run's table as eval prints it, and a link per episode.
+    let mut browser = Browser::start().await;
+    browser.goto(&viewer.url("/")).await;
+    browser
+        .wait_for("document.querySelectorAll('.eval-run .eval-row').length > 0 && document.querySelectorAll('.eval-run').length === 2")
+        .await;
+    let cell = |run: &str, class: &str| {
+        format!(
+            "document.querySelector('.eval-run[data-run=\"{run}\"] tr.eval-row[data-family=\"all\"] td.{class}').innerText"
+        )
+    };
+    let all = |summary: &Value, field: &str| {
+        format!("{:.3}", row(summary, "all")[field].as_f64().unwrap())
+    };
+    assert_eq!(
+        browser.eval(&cell("oracle", "pass-1")).await,
+        json!(all(&oracle, "pass@1"))
+    );
+    assert_eq!(
+        browser.eval(&cell("oracle", "pass-1")).await,
+        json!("1.000")
+    );
+    assert_eq!(
+        browser.eval(&cell("noop", "mean-reward")).await,
+        json!(all(&noop, "mean_reward"))
+    );
+    assert_eq!(browser.eval(&cell("noop", "pass-k")).await, json!("0.000"));
+    let links = browser
+        .eval("[...document.querySelectorAll('.eval-run[data-run=\"oracle\"] a.eval-episode')].map(a => a.dataset.episode + (a.classList.contains('passed') ? '+' : '-'))")
+        .await;
+    let mut links: Vec<String> = serde_json::from_value(links).unwrap();
+    links.sort();
+    let mut expected: Vec<String> = oracle_episodes
+        .iter()
+        .map(|e| {
+            format!(
+                "{}{}",
+                e["episode"].as_str().unwrap(),
+                if e["passed"] == true { "+" } else { "-" }
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(links, expected);
+    browser.screenshot("eval-runs").await;
+
+    // A link opens the episode's own page.
+    browser
+        .eval(&format!(
+            "document.querySelector('a.eval-episode[data-episode=\"{first}\"]').click()"
+        ))
+        .await;
+    browser
+        .wait_for(&format!(
+            "location.pathname === '/view/{first}' && document.querySelector('#state')?.innerText.includes('done')"
+        ))
+        .await;
+    browser.screenshot("eval-episode").await;
+
+    // One run's own folder shows that run alone, named `.`; a summary that is not one is named
+    // with the reason, and the rest still listed.
+    let single = HttpServer::start(&["view", root.join("oracle").to_str().unwrap()]);
+    let evals = single.get_json("/evals").await;
+    assert_eq!(evals["runs"][0]["name"], ".");
+    assert_eq!(evals["runs"].as_array().unwrap().len(), 1);
+    std::fs::create_dir_all(root.join("broken")).unwrap();
+    std::fs::write(root.join("broken/eval.json"), "{not json").unwrap();
+    let evals = viewer.get_json("/evals").await;
+    let broken = evals["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "broken")
+        .unwrap();
+    assert!(
+        broken["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not a summary mcpgym eval wrote"),
+        "{broken}"
+    );
+    assert_eq!(evals["runs"].as_array().unwrap().len(), 3);
 }

@@ -2,6 +2,10 @@
 //! running. It answers the control plane's read routes from the files (`GET /episodes`,
 //! `/episodes/{id}`, `/episodes/{id}/trajectory`, `/episodes/{id}/images/NAME`), so the
 //! pages are the live viewer's own; nothing can be played.
+//!
+//! A folder `mcpgym eval` wrote holds an [`EVAL_SUMMARY`] beside its trajectories; so may each
+//! sub-folder of the folder given (one per run, `mcpgym eval -o runs/NAME`). `GET /evals`
+//! answers those runs' tables, and their episodes are listed and shown with the rest.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -25,6 +29,9 @@ use crate::http::{HttpOptions, ServeError, bind, guard_layer};
 use crate::hub::{is_episode_id, is_image_name, steps_after};
 use crate::trajectory::file::RecordedEpisode;
 use crate::trajectory::mime_type_of;
+
+/// The summary `mcpgym eval` writes beside its trajectories.
+pub const EVAL_SUMMARY: &str = "eval.json";
 
 /// A folder of trajectory files, with each file's summary kept until the file changes.
 #[derive(Debug)]
@@ -60,18 +67,51 @@ impl RecordedDir {
         }
     }
 
+    /// The folders whose recordings are served: the folder itself, then (by name) each
+    /// sub-folder holding an eval run's summary.
+    fn folders(&self) -> Vec<PathBuf> {
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.join(EVAL_SUMMARY).is_file())
+            .collect();
+        runs.sort();
+        runs.insert(0, self.dir.clone());
+        runs
+    }
+
+    /// The file episode `id` was recorded in: in the folder, else in the first run folder
+    /// holding it (the folder's own path when none does, for the error to name).
     fn path_of(&self, id: &str) -> Option<PathBuf> {
-        is_episode_id(id).then(|| self.dir.join(format!("{id}.jsonl")))
+        if !is_episode_id(id) {
+            return None;
+        }
+        let name = format!("{id}.jsonl");
+        let own = self.dir.join(&name);
+        if own.is_file() {
+            return Some(own);
+        }
+        Some(
+            self.folders()
+                .into_iter()
+                .map(|folder| folder.join(&name))
+                .find(|path| path.is_file())
+                .unwrap_or(own),
+        )
     }
 
     /// Every recording's summary, newest first; files that cannot be read are left out (and
     /// logged).
     fn list(&self) -> Vec<Summary> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
         let mut cache = self.summaries.lock().unwrap_or_else(|e| e.into_inner());
         let mut found = Vec::new();
+        let entries = self
+            .folders()
+            .into_iter()
+            .filter_map(|folder| std::fs::read_dir(folder).ok())
+            .flatten();
         for entry in entries.flatten() {
             let path = entry.path();
             let named = path.extension().is_some_and(|ext| ext == "jsonl")
@@ -120,11 +160,70 @@ impl RecordedDir {
     }
 }
 
+impl RecordedDir {
+    /// The eval runs in the folder: each summary's name (its folder, `.` for the folder
+    /// itself), settings, table and episodes; a summary that cannot be read is answered as its
+    /// name and the reason.
+    fn evals(&self) -> Vec<Value> {
+        let mut runs = Vec::new();
+        for folder in self.folders() {
+            let path = folder.join(EVAL_SUMMARY);
+            let name = folder
+                .strip_prefix(&self.dir)
+                .ok()
+                .and_then(|rel| rel.to_str())
+                .filter(|rel| !rel.is_empty())
+                .unwrap_or(".")
+                .to_owned();
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(error) => {
+                    runs.push(json!({"name": name, "error": format!("cannot read {}: {error}", path.display())}));
+                    continue;
+                }
+            };
+            let run = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .filter(|v| v["table"].is_array() && v["episodes"].is_array());
+            let Some(mut run) = run else {
+                runs.push(json!({
+                    "name": name,
+                    "error": format!("{} is not a summary mcpgym eval wrote (no table and episodes)", path.display()),
+                }));
+                continue;
+            };
+            // The list needs each episode's place in the table and its outcome, not its
+            // timings and tokens (the table holds those).
+            let episodes: Vec<Value> = run["episodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    json!({
+                        "episode": e["episode"], "task": e["task"], "family": e["family"],
+                        "level": e["level"], "seed": e["seed"], "sample": e["sample"],
+                        "return": e["return"], "passed": e["passed"], "error": e["error"],
+                    })
+                })
+                .collect();
+            runs.push(json!({
+                "name": name,
+                "config": run["config"].take(),
+                "table": run["table"].take(),
+                "episodes": episodes,
+            }));
+        }
+        runs
+    }
+}
+
 /// The viewer's routes over a folder of recordings.
 pub fn router(dir: PathBuf) -> Router {
     Router::new()
         .merge(pages())
         .route("/episodes", get(list))
+        .route("/evals", get(evals))
         .route("/episodes/{id}", get(status))
         .route("/episodes/{id}/trajectory", get(trajectory))
         .route("/episodes/{id}/images/{name}", get(image))
@@ -153,7 +252,7 @@ pub async fn serve_dir(
 }
 
 /// The routes `mcpgym view` serves, as a 404 names them.
-const RECORDED_ROUTES: &str = "GET /episodes, /episodes/{id}, /episodes/{id}/trajectory?after=N and /episodes/{id}/images/NAME (read only: a recording cannot be played)";
+const RECORDED_ROUTES: &str = "GET /episodes, /evals, /episodes/{id}, /episodes/{id}/trajectory?after=N and /episodes/{id}/images/NAME (read only: a recording cannot be played)";
 
 async fn recorded_unknown_route(uri: Uri) -> Response {
     unknown_route(&uri, &format!("{PAGE_ROUTES}; {RECORDED_ROUTES}"))
@@ -238,8 +337,25 @@ async fn list(
     .into_response()
 }
 
-async fn read(dir: &RecordedDir, id: &str) -> Result<RecordedEpisode, Response> {
-    let path = dir.path_of(id).ok_or_else(|| unknown(id))?;
+/// `GET /evals`: the eval runs in the folder, each with its table and episodes.
+async fn evals(State(dir): State<Arc<RecordedDir>>) -> Response {
+    let runs = tokio::task::spawn_blocking(move || dir.evals())
+        .await
+        .unwrap_or_default();
+    axum::Json(json!({ "runs": runs })).into_response()
+}
+
+/// [`RecordedDir::path_of`] off the async threads (it looks in the run folders).
+async fn locate(dir: &Arc<RecordedDir>, id: &str) -> Option<PathBuf> {
+    let (dir, id) = (Arc::clone(dir), id.to_owned());
+    tokio::task::spawn_blocking(move || dir.path_of(&id))
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn read(dir: &Arc<RecordedDir>, id: &str) -> Result<RecordedEpisode, Response> {
+    let path = locate(dir, id).await.ok_or_else(|| unknown(id))?;
     let owned = id.to_owned();
     match tokio::task::spawn_blocking(move || RecordedEpisode::read(&path)).await {
         Ok(Ok(episode)) => Ok(episode),
@@ -278,7 +394,7 @@ async fn trajectory(
         Ok(after) => after,
         Err(message) => return error(StatusCode::BAD_REQUEST, message),
     };
-    let Some(path) = dir.path_of(&id) else {
+    let Some(path) = locate(&dir, &id).await else {
         return unknown(&id);
     };
     match tokio::fs::read_to_string(&path).await {
@@ -301,7 +417,12 @@ async fn image(
             format!("no image {name:?} for episode {id:?}: images are named <turn>-<n>.png"),
         );
     }
-    let path: PathBuf = FsPath::new(&dir.dir).join(&id).join(&name);
+    // Images sit in a folder named for the episode beside its file.
+    let folder = locate(&dir, &id)
+        .await
+        .and_then(|file| file.parent().map(FsPath::to_path_buf))
+        .unwrap_or_else(|| dir.dir.clone());
+    let path: PathBuf = folder.join(&id).join(&name);
     match tokio::fs::read(&path).await {
         Ok(bytes) => (
             [

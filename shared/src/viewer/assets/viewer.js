@@ -193,6 +193,8 @@ function indexPage() {
   let last = null;
   let summaryKey = '';
   let envsKey = '';
+  let evalsKey = '';
+  let ticks = 0;
 
   const render = () => {
     if (!last) return;
@@ -258,7 +260,24 @@ function indexPage() {
       eps.filter((e) => stateOf(e) === 'running').length + ' running · ' + (last.finished || []).length + ' finished';
     render();
     renderSummary(last.finished || []);
+    // A recorded folder may hold eval runs (one still running rewrites its summary).
+    if (!live && ticks++ % 5 === 0) loadEvals();
   }, 1000);
+
+  async function loadEvals() {
+    let got;
+    try {
+      got = await getJson('/evals');
+    } catch (_) {
+      return;
+    }
+    const runs = got.runs || [];
+    const key = JSON.stringify(runs.map((r) => [r.name, (r.episodes || []).length, r.error]));
+    if (key === evalsKey) return;
+    evalsKey = key;
+    document.getElementById('evals').classList.toggle('hidden', !runs.length);
+    document.getElementById('eval-runs').replaceChildren(...runs.map(evalRun));
+  }
 
   function renderSummary(finished) {
     const key = finished.length + ':' + (finished.length ? finished[finished.length - 1].id : '');
@@ -328,6 +347,50 @@ function indexPage() {
     }
   });
   poll.start();
+}
+
+/** One eval run: its settings, its table per family and level (as `mcpgym eval` prints it),
+ * and a link to each episode of a row, marked passed or not. */
+function evalRun(run) {
+  const head = el('h3', { class: 'eval-name', text: run.name });
+  if (run.error) {
+    return el('div', { class: 'eval-run', 'data-run': run.name }, head,
+      el('p', { class: 'status error', text: run.error }));
+  }
+  const c = run.config || {};
+  const episodes = run.episodes || [];
+  const about = [c.env, c.policy, c.split && 'split ' + c.split, c.k && 'k=' + c.k,
+    c.seed !== undefined && 'seed ' + c.seed, episodes.length + ' episodes'].filter(Boolean).join(' · ');
+  const byRow = new Map();
+  for (const e of episodes) {
+    const k = e.family + '\u0000' + (e.level ?? '-');
+    if (!byRow.has(k)) byRow.set(k, []);
+    byRow.get(k).push(e);
+  }
+  const link = (e) => el('a', {
+    href: '/view/' + encodeURIComponent(e.episode),
+    class: 'eval-episode ' + (e.passed ? 'passed' : 'failed'),
+    'data-episode': e.episode,
+    title: e.task + ' · seed ' + e.seed + ' · sample ' + e.sample + ' · return ' + fmt3(e.return) +
+      (e.error ? ' · ' + e.error : ''),
+    text: e.passed ? '\u2713' : '\u2717',
+  });
+  const pct = (x) => fmt3(x);
+  const rows = (run.table || []).map((r) => el('tr', { class: 'eval-row', 'data-family': r.family, 'data-level': r.level },
+    el('td', { text: r.family }), el('td', { text: r.level }),
+    el('td', { class: 'num', text: r.tasks }), el('td', { class: 'num', text: r.episodes }),
+    el('td', { class: 'num pass-1', text: pct(r['pass@1']) }), el('td', { class: 'num pass-k', text: pct(r['pass@k']) }),
+    el('td', { class: 'num mean-reward', text: fmt3(r.mean_reward) }),
+    el('td', { class: 'num', text: Number(r.mean_turns).toFixed(1) }),
+    el('td', { class: 'num', text: r.tokens_in }), el('td', { class: 'num', text: r.tokens_out }),
+    el('td', { class: 'num', text: Number(r.mean_wall_s).toFixed(1) }),
+    el('td', { class: 'num', text: r.errors }),
+    el('td', { class: 'eval-links' }, r.family === 'all' ? [] : (byRow.get(r.family + '\u0000' + r.level) || []).map(link))));
+  const cols = ['family', 'level', 'tasks', 'episodes', 'pass@1', 'pass@k', 'mean reward', 'mean turns',
+    'tokens in', 'tokens out', 'mean wall s', 'stopped early', 'episodes'];
+  return el('div', { class: 'eval-run', 'data-run': run.name }, head, el('p', { class: 'muted eval-config', text: about }),
+    el('div', { class: 'table-wrap' }, el('table', { class: 'summary eval-table' },
+      el('thead', {}, el('tr', {}, cols.map((h) => el('th', { text: h })))), el('tbody', {}, rows))));
 }
 
 /** A small inline SVG line of values (returns), with a zero line when it is in range. */
