@@ -786,3 +786,87 @@ async fn the_viewer_lists_eval_runs_with_their_tables_and_links_to_each_episode(
     );
     assert_eq!(evals["runs"].as_array().unwrap().len(), 3);
 }
+
+/// `mcpgym rescore PATHS`: its exit status and what it printed.
+fn rescore(paths: &[&std::path::Path]) -> (bool, String) {
+    let output = Command::new(BIN)
+        .arg("rescore")
+        .args(paths)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output.status.success(), stdout)
+}
+
+#[test]
+fn rescore_agrees_with_the_online_rewards_and_names_a_tampered_one() {
+    let root = fresh_dir("rescore");
+    let (wordle, hilo, jupyter) = (root.join("wordle"), root.join("hilo"), root.join("jupyter"));
+    eval(
+        &["--env", "wordle", "--policy", "oracle", "--per-family", "1"],
+        &wordle,
+    );
+    eval(
+        &[
+            "--env",
+            "hilo",
+            "--policy",
+            "random",
+            "--per-family",
+            "1",
+            "-k",
+            "2",
+        ],
+        &hilo,
+    );
+    // An answer graded alone, and two graded by hidden checks on the files left in the home
+    // folder (the kept folder goes into a new sandbox).
+    eval(
+        &[
+            "--env",
+            "jupyter",
+            "--policy",
+            "oracle",
+            "--per-family",
+            "1",
+            "--families",
+            "prime-sums,fix-function,organise-files",
+        ],
+        &jupyter,
+    );
+    let (ok, printed) = rescore(&[&wordle, &hilo, &jupyter]);
+    assert!(ok, "{printed}");
+    assert!(
+        printed.contains(" 0 differ, 0 were not graded online, 0 could not be rescored"),
+        "{printed}"
+    );
+    let agreed = printed.lines().filter(|l| l.contains(": agrees")).count();
+    assert!(agreed >= 6, "{printed}");
+
+    // A trajectory whose kept answer was changed after the fact is named, and the run fails.
+    let file = std::fs::read_dir(&jupyter)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(r#""task":"prime-sums/"#)))
+        .unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let tampered = regex_replace_answer(&text);
+    std::fs::write(&file, tampered).unwrap();
+    let (ok, printed) = rescore(&[&file]);
+    assert!(!ok, "{printed}");
+    assert!(
+        printed.contains("DIFFERS: component correct was 1 online and is 0 graded again"),
+        "{printed}"
+    );
+}
+
+/// The end record's kept answer replaced by a wrong one.
+fn regex_replace_answer(text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let end = lines.last_mut().unwrap();
+    let mut record: Value = serde_json::from_str(end).unwrap();
+    record["graded"]["answer"] = json!("-1");
+    *end = record.to_string();
+    lines.join("\n") + "\n"
+}

@@ -476,7 +476,8 @@ impl Episode {
         let step = self.step_record(content, structured, is_error, &paid);
         self.record(tool, record_arguments, &step, started, key);
         if self.done {
-            self.write_end();
+            let graded = self.state.as_ref().and_then(|state| state.graded());
+            self.write_end(graded);
         }
         step
     }
@@ -585,8 +586,9 @@ impl Episode {
         }
     }
 
-    /// Queues the trajectory file's end record, once.
-    fn write_end(&mut self) {
+    /// Queues the trajectory file's end record, once, with what the grader read (`graded`)
+    /// when the episode finished.
+    fn write_end(&mut self, graded: Option<Value>) {
         if self.ended {
             return;
         }
@@ -596,6 +598,7 @@ impl Episode {
                 record: "end",
                 time: now_rfc3339(),
                 status: self.status(),
+                graded,
             };
             sink.end(&self.id, end);
         }
@@ -726,7 +729,7 @@ impl Episode {
         self.done = true;
         self.aborted = true;
         self.abort_reason = Some(reason.to_owned());
-        self.write_end();
+        self.write_end(None);
         true
     }
 
@@ -753,7 +756,8 @@ impl Episode {
             self.recent_images.pop_front();
         }
         self.keep_answers(ANSWERED_WHEN_FINISHED, ANSWERED_BYTES);
-        self.write_end();
+        let graded = state.graded();
+        self.write_end(graded); // already written when the finishing call was recorded
         if let Some(sink) = &self.sink {
             sink.close(&self.id);
         }
@@ -778,7 +782,7 @@ impl Episode {
     /// [`Episode::retire`].
     pub async fn close(&mut self) {
         if self.state.is_some() {
-            self.write_end();
+            self.write_end(None);
         }
         self.release().await;
     }

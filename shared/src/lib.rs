@@ -28,7 +28,9 @@
 //! - re-exported from `mcpgym-env`, the environment API: [`env`](mod@env), [`tools`], [`choice`],
 //!   [`reward`], [`task`], [`schema`], [`rng`], [`progress`].
 
-pub use mcpgym_env::{choice, clip, env, oracle, progress, reward, rng, schema, task, tools};
+pub use mcpgym_env::{
+    choice, clip, env, oracle, progress, rescore, reward, rng, schema, task, tools,
+};
 
 pub mod binding;
 pub mod cli;

@@ -124,6 +124,17 @@ pub trait Environment: Send + Sync + 'static {
         None
     }
 
+    /// Grades a finished episode of this environment again from its record (`mcpgym
+    /// rescore`): by replaying its calls (the default, right when calls alone decide the
+    /// reward), or from what its grader read when it ended ([`EpisodeState::graded`]).
+    fn rescore<'a>(
+        &'a self,
+        record: &'a crate::rescore::EpisodeRecord,
+    ) -> BoxFuture<'a, Result<crate::rescore::Rescored, crate::rescore::RescoreError>> {
+        let _ = record;
+        Box::pin(async { Ok(crate::rescore::Rescored::ByReplay) })
+    }
+
     /// Starts an episode. The spec's task is guaranteed to be one of [`Environment::tasks`].
     fn start<'a>(
         &'a self,
@@ -174,6 +185,14 @@ pub trait EpisodeState: Send + 'static {
     /// (e.g. `notebook`), or `None` when it has no such document.
     fn export(&self, name: &str) -> Option<Export> {
         let _ = name;
+        None
+    }
+
+    /// What the grader read when the episode ended (files, window titles, an answer's
+    /// context), kept in the trajectory's end record so that [`Environment::rescore`] can
+    /// grade it again offline; at most [`GRADED_BUDGET`](crate::rescore::GRADED_BUDGET) bytes
+    /// of content. Taken once, when the episode is done; `None` when nothing is kept.
+    fn graded(&self) -> Option<Value> {
         None
     }
 

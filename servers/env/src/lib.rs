@@ -14,6 +14,7 @@
 //! - [`rng`]: the episode's seeded generator;
 //! - [`generate`]: seeded generation of task instances ([`generate::Gen`]) and word lists;
 //! - [`oracle`]: reference solutions, played through the tools by `mcpgym eval`;
+//! - [`rescore`]: grading a finished episode again from its record;
 //! - [`progress`]: progress notifications from inside a long tool call;
 //! - [`clip`]: head-and-tail clipping of long text within a budget;
 //! - [`machine`]: the machine's cores and memory, for default limits.
@@ -25,6 +26,7 @@ pub mod generate;
 pub mod machine;
 pub mod oracle;
 pub mod progress;
+pub mod rescore;
 pub mod reward;
 pub mod rng;
 pub mod schema;
@@ -41,6 +43,7 @@ pub mod __private {
 pub use choice::{Choice, UnknownChoice};
 pub use env::{BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome};
 pub use oracle::{Answered, Oracle, OracleMove};
+pub use rescore::{EpisodeRecord, RecordedCall, RescoreError, Rescored};
 pub use reward::Reward;
 pub use task::{Split, TaskFamily, TaskFileError, TaskSet, parse_family_id};
 pub use tools::{Effect, NoArguments, ToolTable};

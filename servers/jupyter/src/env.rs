@@ -24,10 +24,14 @@ use serde_json::json;
 use mcpgym_env::progress;
 use mcpgym_env::tools::{Effect, NoArguments, ToolTable, tool};
 use mcpgym_env::{
-    BoxFuture, Environment, EpisodeSpec, EpisodeState, Export, StartError, StepOutcome, TaskSet,
+    BoxFuture, Environment, EpisodeRecord, EpisodeSpec, EpisodeState, Export, RescoreError,
+    Rescored, StartError, StepOutcome, TaskSet,
 };
 
 use crate::e2b::{E2bClient, E2bError, Sandbox};
+use crate::graded::{
+    HomeSnapshot, graded_state, kept_answer, kept_home, restore_program, snapshot_program,
+};
 use crate::grading::{Grading, Verdict};
 use crate::notebook::{CellOutput, ExecutedCell};
 use crate::observe::{CellObservation, ShellObservation, cell_observation, shell_text, truncate};
@@ -326,7 +330,87 @@ impl Jupyter {
             prompt_shown: false,
             cell_timeout: self.config.cell_timeout,
             refreshed: Instant::now(),
+            graded: None,
         })
+    }
+
+    /// The terminal components of an episode of `record`'s task graded again: the answer it
+    /// kept (or its last accepted `final_answer` call's), checked in a new sandbox holding the
+    /// home folder it kept when the task is graded by a hidden check.
+    async fn rescore_record(&self, record: &EpisodeRecord) -> Result<Rescored, RescoreError> {
+        let task = self.tasks.get(&record.task).ok_or_else(|| {
+            RescoreError::NotRecorded(format!("there is no Jupyter task {:?}", record.task))
+        })?;
+        let terminal = |correct| {
+            Ok(Rescored::Terminal(
+                RewardConfig::default().terminal(correct),
+            ))
+        };
+        let answer = match kept_answer(record.graded.as_ref())? {
+            Some(answer) => answer,
+            None => match record.last_accepted("final_answer") {
+                // Ended at the turn limit without an answer: nothing was right.
+                None => return terminal(false),
+                Some(call) if call.arguments_cut => {
+                    return Err(RescoreError::NotRecorded(
+                        "the answer was cut to fit the record, and the file keeps no graded state"
+                            .into(),
+                    ));
+                }
+                Some(call) => call
+                    .arguments
+                    .get("answer")
+                    .and_then(serde_json::Value::as_str)
+                    .ok_or_else(|| {
+                        RescoreError::NotRecorded("the recorded final_answer has no answer".into())
+                    })?
+                    .to_owned(),
+            },
+        };
+        let program = match task.grade(&answer, SANDBOX_HOME) {
+            Grading::Done(verdict) => return terminal(verdict.is_correct()),
+            Grading::Check(program) => program,
+        };
+        let archive = kept_home(record.graded.as_ref())?;
+        let unavailable = |what: String| RescoreError::Unavailable(what);
+        let sandbox = self
+            .client
+            .create(SETUP_TIMEOUT * 2)
+            .await
+            .map_err(|error| {
+                unavailable(format!("cannot create a sandbox for the check: {error}"))
+            })?;
+        let verdict = async {
+            let path = format!(
+                "{SANDBOX_HOME}/.mcpgym-restore-{}.tar.gz",
+                uuid::Uuid::new_v4().simple()
+            );
+            sandbox
+                .write_file(&path, archive)
+                .await
+                .map_err(|error| format!("cannot write the kept home folder: {error}"))?;
+            let restored = run_program(&sandbox, "restore", &restore_program(&path))
+                .await
+                .map_err(|error| format!("cannot restore the kept home folder: {error}"))?;
+            if restored.exit_code != Some(0) {
+                return Err(format!(
+                    "cannot restore the kept home folder: {}",
+                    restored.stderr.trim()
+                ));
+            }
+            let output = run_program(&sandbox, "check", program.source())
+                .await
+                .map_err(|error| format!("cannot run the hidden check: {error}"))?;
+            match output.error {
+                None => Ok(program.interpret(&output.stdout, output.exit_code)),
+                Some(error) => Err(format!("the hidden check could not run: {error}")),
+            }
+        }
+        .await;
+        if let Err(error) = sandbox.kill().await {
+            tracing::warn!(%error, "cannot kill a rescoring sandbox");
+        }
+        terminal(verdict.map_err(unavailable)?.is_correct())
     }
 }
 
@@ -404,6 +488,13 @@ impl Environment for Jupyter {
         crate::oracle::oracle(&self.tasks.get(task)?)
     }
 
+    fn rescore<'a>(
+        &'a self,
+        record: &'a EpisodeRecord,
+    ) -> BoxFuture<'a, Result<Rescored, RescoreError>> {
+        Box::pin(self.rescore_record(record))
+    }
+
     /// The task's own text: generated from its id alone, so no sandbox is needed.
     fn task_prompt(&self, task: &str) -> Option<String> {
         self.tasks.get(task).map(|task| task.prompt().to_owned())
@@ -438,6 +529,8 @@ pub struct JupyterEpisode {
     prompt_shown: bool,
     cell_timeout: Duration,
     refreshed: Instant,
+    /// What `final_answer` was graded on (see [`crate::graded`]), once it was.
+    graded: Option<serde_json::Value>,
 }
 
 impl JupyterEpisode {
@@ -617,12 +710,13 @@ impl JupyterEpisode {
     }
 
     async fn final_answer(&mut self, answer: String) -> StepOutcome {
+        let mut home = None;
         let verdict = match self.task.grade(&answer, SANDBOX_HOME) {
             Grading::Done(verdict) => verdict,
             Grading::Check(program) => match self.sandbox() {
                 Ok(sandbox) => {
                     let sandbox = sandbox.clone();
-                    match run_check(&sandbox, &program).await {
+                    match run_check(&sandbox, &program, &mut home).await {
                         Ok(verdict) => verdict,
                         // Not the agent's fault: no reward either way.
                         Err(_) if !sandbox.host_answers().await => return host_gone(&sandbox),
@@ -639,6 +733,7 @@ impl JupyterEpisode {
                 },
             },
         };
+        self.graded = Some(graded_state(&answer, home.as_ref()));
         let correct = verdict.is_correct();
         let message = match &verdict {
             Verdict::Correct => "Correct. The episode is over.".to_owned(),
@@ -678,11 +773,13 @@ async fn sandbox_failure(sandbox: &Sandbox, error: &E2bError, sentence: String) 
     StepOutcome::error(sentence)
 }
 
-/// Kills what the agent runs in the sandbox (every kernel context and command), then runs the
-/// hidden check as its own process; `Err` says what kept it from running.
+/// Kills what the agent runs in the sandbox (every kernel context and command), keeps the home
+/// folder as the check will see it in `home` (for rescoring), then runs the hidden check as its
+/// own process; `Err` says what kept it from running.
 async fn run_check(
     sandbox: &Sandbox,
     program: &crate::grading::CheckProgram,
+    home: &mut Option<HomeSnapshot>,
 ) -> Result<Verdict, String> {
     let failed = Err;
     match sandbox.contexts().await {
@@ -705,12 +802,62 @@ async fn run_check(
         }
         Err(error) => return failed(format!("cannot list the processes: {error}")),
     }
+    *home = snapshot_home(sandbox).await;
     match run_program(sandbox, "check", program.source()).await {
         Ok(output) if output.error.is_none() => {
             Ok(program.interpret(&output.stdout, output.exit_code))
         }
         Ok(output) => failed(output.error.unwrap_or_default()),
         Err(error) => failed(error.to_string()),
+    }
+}
+
+/// The home folder as a gzipped tar, taken by a program of ours and removed from the folder
+/// before the check runs; `None` (logged) when it could not be taken: grading goes on.
+async fn snapshot_home(sandbox: &Sandbox) -> Option<HomeSnapshot> {
+    let path = format!(
+        "{SANDBOX_HOME}/.mcpgym-graded-{}.tar.gz",
+        uuid::Uuid::new_v4().simple()
+    );
+    let taken = async {
+        let output = run_program(sandbox, "snapshot", &snapshot_program(&path))
+            .await
+            .map_err(|error| error.to_string())?;
+        let printed = output.stdout.trim();
+        if let Some(bytes) = printed.strip_prefix("OVER ") {
+            return Ok(HomeSnapshot::OverBudget(bytes.parse().unwrap_or(0)));
+        }
+        if printed != "OK" {
+            return Err(format!(
+                "the snapshot printed {printed:?}: {}",
+                output.stderr.trim()
+            ));
+        }
+        let archive = sandbox.read_file(&path).await.map_err(|e| e.to_string())?;
+        let removed = sandbox
+            .run(
+                "python3",
+                &["-I", "-c", &format!("import os; os.remove({path:?})")],
+                SANDBOX_HOME,
+                SETUP_TIMEOUT,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        if removed.exit_code != Some(0) {
+            return Err(format!(
+                "cannot remove the snapshot: {}",
+                removed.stderr.trim()
+            ));
+        }
+        Ok(HomeSnapshot::Kept(archive))
+    }
+    .await;
+    match taken {
+        Ok(snapshot) => Some(snapshot),
+        Err(error) => {
+            tracing::warn!(%error, "cannot keep the home folder the hidden check reads");
+            None
+        }
     }
 }
 
@@ -763,6 +910,10 @@ impl EpisodeState for JupyterEpisode {
     fn prompt(&mut self) -> Option<String> {
         self.prompt_shown = true;
         Some(self.task.prompt().to_owned())
+    }
+
+    fn graded(&self) -> Option<serde_json::Value> {
+        self.graded.clone()
     }
 
     fn export(&self, name: &str) -> Option<Export> {

@@ -40,6 +40,7 @@ mod catalog;
 pub mod e2b;
 pub mod env;
 pub mod families;
+pub mod graded;
 pub mod grading;
 pub mod notebook;
 pub mod observe;

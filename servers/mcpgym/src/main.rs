@@ -10,6 +10,7 @@ mod new;
 mod python;
 mod registry;
 mod replay;
+mod rescore;
 mod runtime;
 
 // Every tool call allocates small JSON values on several threads; mimalloc serves that pattern
@@ -131,6 +132,28 @@ enum Command {
         #[command(flatten, next_help_heading = "Python")]
         python: PythonArgs,
     },
+    /// Grade recorded episodes again, offline, and report any reward that differs from the one
+    /// paid online: by replaying the calls (Wordle, Hi-Lo, Python environments), or from what
+    /// the grader read when each episode ended (Jupyter's answer and files, the desktop's
+    /// graded files, titles and clipboard). Exits 1 when one differs.
+    Rescore {
+        /// Trajectory files, or folders of them (a folder's eval-run sub-folders included).
+        #[arg(value_name = "PATH", required = true)]
+        paths: Vec<std::path::PathBuf>,
+        /// Episodes graded at once.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+        concurrency: u16,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
+        #[command(flatten, next_help_heading = "Jails")]
+        quotas: QuotaArgs,
+        /// An environment written in Python that episodes were recorded in (module:Class or
+        /// path/to/file.py:Class).
+        #[arg(long = "python", value_name = "MODULE:CLASS", help_heading = "Python")]
+        python_envs: Vec<String>,
+        #[command(flatten, next_help_heading = "Python")]
+        python: PythonArgs,
+    },
     /// Start a new environment: its files, from a template that plays (Python by default:
     /// a class and its test; Rust: a crate, its test and how to register it).
     New(new::NewArgs),
@@ -234,6 +257,10 @@ fn main() -> anyhow::Result<()> {
     | Command::Replay {
         runtime: RuntimeArgs { runtime: Some(dir) },
         ..
+    }
+    | Command::Rescore {
+        runtime: RuntimeArgs { runtime: Some(dir) },
+        ..
     } = &cli.command
     {
         // The environments `serve` hosts read their flags' defaults, the runtime's from this
@@ -245,7 +272,7 @@ fn main() -> anyhow::Result<()> {
     let jails = match &cli.command {
         Command::Env(env) => env.registration.jails,
         Command::Serve { .. } => ENVIRONMENTS.iter().any(|env| env.jails),
-        Command::Sandbox(_) | Command::Replay { .. } => true,
+        Command::Sandbox(_) | Command::Replay { .. } | Command::Rescore { .. } => true,
         Command::Eval { eval, .. } => Registration::find(eval.env_name()).is_some_and(|r| r.jails),
         Command::DesktopWorker
         | Command::Python { .. }
@@ -322,6 +349,24 @@ fn main() -> anyhow::Result<()> {
                 .map(|spec| python.load(spec))
                 .collect::<anyhow::Result<Vec<_>>>()?;
             if replay::run(&file, &quotas, &python)? {
+                Ok(())
+            } else {
+                std::process::exit(1)
+            }
+        }
+        Command::Rescore {
+            paths,
+            concurrency,
+            quotas,
+            python_envs,
+            python,
+            ..
+        } => {
+            let python = python_envs
+                .iter()
+                .map(|spec| python.load(spec))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            if rescore::run(&paths, usize::from(concurrency), &quotas, &python)? {
                 Ok(())
             } else {
                 std::process::exit(1)

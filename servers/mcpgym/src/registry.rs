@@ -128,6 +128,14 @@ impl Environment for Unstartable {
         self.env.oracle(task)
     }
 
+    fn rescore<'a>(
+        &'a self,
+        record: &'a mcpgym_shared::rescore::EpisodeRecord,
+    ) -> BoxFuture<'a, Result<mcpgym_shared::rescore::Rescored, mcpgym_shared::rescore::RescoreError>>
+    {
+        self.env.rescore(record)
+    }
+
     fn start<'a>(
         &'a self,
         _spec: &'a EpisodeSpec,

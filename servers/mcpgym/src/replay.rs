@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpgym_shared::Environment;
+use mcpgym_shared::episode::EpisodeStatus;
 use mcpgym_shared::hub::{CreateEpisode, Hub, HubSettings};
-use mcpgym_shared::trajectory::file::RecordedEpisode;
+use mcpgym_shared::step::StepRecord;
+use mcpgym_shared::trajectory::TrajectoryHeader;
+use mcpgym_shared::trajectory::file::{RecordedEpisode, RecordedStep};
 use mcpgym_shared::trajectory::replay::first_difference;
 
 use crate::envs::ENVIRONMENTS;
@@ -45,72 +48,21 @@ pub fn run(
             step.tool
         );
     }
-    let Built { env, backing } = match python.iter().find(|env| env.name() == header.env) {
-        Some(env) => Built::alone(env.clone()),
-        None => {
-            let registration = ENVIRONMENTS
-                .iter()
-                .find(|r| r.name == header.env)
-                .with_context(|| {
-                    let names: Vec<&str> = ENVIRONMENTS.iter().map(|r| r.name).collect();
-                    format!(
-                        "{} was recorded in environment {:?}, which this binary does not have (it has {}; an environment written in Python is named with --python MODULE:CLASS)",
-                        file.display(),
-                        header.env,
-                        names.join(", ")
-                    )
-                })?;
-            registration
-                .build_default(quotas)
-                .with_context(|| format!("cannot start {}", header.env))?
-        }
-    };
-    let settings = HubSettings {
-        max_turns: Some(header.max_turns),
-        ..HubSettings::default()
-    };
+    let Built { env, backing } = environment(&header.env, file, quotas, python)?;
+    let settings = settings_for(&header);
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
         .block_on(async {
             let hub = Hub::new(vec![env], settings)?;
-            let created = hub
-                .create(CreateEpisode {
-                    env: Some(header.env.clone()),
-                    task: Some(header.task.clone()),
-                    seed: Some(header.seed),
-                    split: None,
-                    options: Some(header.options.clone()),
-                    session: None,
-                })
-                .await
-                .context("cannot start the recorded episode again")?;
-            let mut mismatch = None;
-            // The prompt is handed over where the recorded client fetched it: an environment
-            // leaves the task out of the first observation once it has been.
-            let hand_prompt = |turn: u32| recorded.prompt_after == Some(turn);
-            for step in &steps {
-                if hand_prompt(step.turn.saturating_sub(1)) {
-                    hub.prompt(&created.id).await?;
-                }
-                let replayed = hub
-                    .step(&created.id, &step.tool, step.arguments.clone())
-                    .await
-                    .with_context(|| {
-                        format!("turn {} ({}) failed on replay", step.turn, step.tool)
-                    })?;
-                if let Some(difference) = first_difference(step, &replayed) {
-                    mismatch = Some(format!("turn {} ({}): {difference}", step.turn, step.tool));
-                    break;
-                }
-            }
+            let played = play_again(&hub, &header, &recorded, &steps, first_difference).await;
+            hub.close_all().await;
+            let (mut mismatch, status) = played?;
             if mismatch.is_none()
                 && let Some(end) = &recorded.end
             {
-                let status = serde_json::to_value(hub.status(&created.id).await?)?;
-                mismatch = end_difference(end, &status);
+                mismatch = end_difference(end, &serde_json::to_value(status)?);
             }
-            hub.close_all().await;
             anyhow::Ok(mismatch)
         });
     Built::release(backing);
@@ -132,6 +84,82 @@ pub fn run(
             Ok(false)
         }
     }
+}
+
+/// The hub settings an episode is played again under: its own turn limit.
+pub fn settings_for(header: &TrajectoryHeader) -> HubSettings {
+    HubSettings {
+        max_turns: Some(header.max_turns),
+        ..HubSettings::default()
+    }
+}
+
+/// Starts the recorded episode again on `hub` and makes its calls, handing the prompt over
+/// where the recorded client fetched it; `compare` is asked after each call and the first
+/// difference it names stops the play (turn and tool prefixed). The difference, if any, and
+/// the new episode's final status.
+pub async fn play_again(
+    hub: &Hub,
+    header: &TrajectoryHeader,
+    recorded: &RecordedEpisode,
+    steps: &[RecordedStep],
+    compare: impl Fn(&RecordedStep, &StepRecord) -> Option<String>,
+) -> anyhow::Result<(Option<String>, EpisodeStatus)> {
+    let created = hub
+        .create(CreateEpisode {
+            env: Some(header.env.clone()),
+            task: Some(header.task.clone()),
+            seed: Some(header.seed),
+            split: None,
+            options: Some(header.options.clone()),
+            session: None,
+        })
+        .await
+        .context("cannot start the recorded episode again")?;
+    let mut mismatch = None;
+    // An environment leaves the task out of the first observation once the prompt has been
+    // handed over.
+    for step in steps {
+        if recorded.prompt_after == Some(step.turn.saturating_sub(1)) {
+            hub.prompt(&created.id).await?;
+        }
+        let replayed = hub
+            .step(&created.id, &step.tool, step.arguments.clone())
+            .await
+            .with_context(|| format!("turn {} ({}) failed on replay", step.turn, step.tool))?;
+        if let Some(difference) = compare(step, &replayed) {
+            mismatch = Some(format!("turn {} ({}): {difference}", step.turn, step.tool));
+            break;
+        }
+    }
+    Ok((mismatch, hub.status(&created.id).await?))
+}
+
+/// The environment `env` a file was recorded in: one written in Python among `python`, else
+/// the registered one built with its default flags.
+pub fn environment(
+    env: &str,
+    file: &Path,
+    quotas: &QuotaArgs,
+    python: &[Arc<dyn Environment>],
+) -> anyhow::Result<Built> {
+    if let Some(env) = python.iter().find(|e| e.name() == env) {
+        return Ok(Built::alone(env.clone()));
+    }
+    let registration = ENVIRONMENTS
+        .iter()
+        .find(|r| r.name == env)
+        .with_context(|| {
+            let names: Vec<&str> = ENVIRONMENTS.iter().map(|r| r.name).collect();
+            format!(
+                "{} was recorded in environment {env:?}, which this binary does not have (it has {}; an environment written in Python is named with --python MODULE:CLASS)",
+                file.display(),
+                names.join(", ")
+            )
+        })?;
+    registration
+        .build_default(quotas)
+        .with_context(|| format!("cannot start {env}"))
 }
 
 /// How the replayed episode's final status differs from the end record: return, end flags

@@ -121,6 +121,7 @@ impl Hub {
                     record: "end",
                     time: now_rfc3339(),
                     status: status.clone(),
+                    graded: None,
                 },
             );
             sink.close(&id);

@@ -84,6 +84,9 @@ pub struct RecordedEpisode {
     pub end: Option<JsonObject>,
     /// The calls made before the task's prompt was handed over, when it was.
     pub prompt_after: Option<u32>,
+    /// What the grader read when the episode ended, from the end record, when the environment
+    /// kept it.
+    pub graded: Option<Value>,
 }
 
 impl RecordedEpisode {
@@ -108,6 +111,7 @@ impl RecordedEpisode {
             steps: Vec::new(),
             end: None,
             prompt_after: None,
+            graded: None,
         };
         for (index, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
@@ -131,7 +135,10 @@ impl RecordedEpisode {
                     episode.header = Some(header);
                 }
                 "end" => match value.get("status") {
-                    Some(Value::Object(status)) => episode.end = Some(status.clone()),
+                    Some(Value::Object(status)) => {
+                        episode.end = Some(status.clone());
+                        episode.graded = value.get("graded").cloned();
+                    }
                     _ => return Err(bad("an end record without a status object".into())),
                 },
                 "prompt" => {

@@ -182,6 +182,10 @@ pub struct TrajectoryEnd {
     pub time: String,
     /// The final status, with what the environment revealed (`answer`, …) once done.
     pub status: EpisodeStatus,
+    /// What the grader read when the episode ended, for `mcpgym rescore`
+    /// ([`EpisodeState::graded`](crate::env::EpisodeState::graded)); never shown to the agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graded: Option<Value>,
 }
 
 /// One image of an observation, waiting to be written beside the trajectory (and kept for a
