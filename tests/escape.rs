@@ -715,6 +715,52 @@ async fn timed_loop(client: &Client) -> f64 {
         .unwrap_or_else(|| panic!("no time in {output}"))
 }
 
+/// A jail's CPU cgroup: CPU time its processes have had so far, and whether it holds the
+/// CPU hog.
+struct JailCpu {
+    dir: std::path::PathBuf,
+    usage_us: u64,
+    hog: bool,
+}
+
+/// The CPU time of every jail of the server with `pid`, summed over the processes in its CPU
+/// cgroup (v1's `cpu` hierarchy keeps no usage of its own).
+fn jail_cpu(pid: u32) -> Vec<JailCpu> {
+    // SAFETY: sysconf only reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let found = Command::new("find")
+        .args(["/sys/fs/cgroup", "-maxdepth", "8", "-type", "d", "-name"])
+        .arg(format!("mcpgym-{pid}-*"))
+        .output()
+        .expect("find runs");
+    String::from_utf8_lossy(&found.stdout)
+        .lines()
+        .map(std::path::PathBuf::from)
+        .filter(|dir| dir.join("cpu.weight").exists() || dir.join("cpu.shares").exists())
+        .map(|dir| {
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            let (mut usage_us, mut hog) = (0, false);
+            for process in procs.lines() {
+                let cmdline = std::fs::read(format!("/proc/{process}/cmdline")).unwrap_or_default();
+                hog |= String::from_utf8_lossy(&cmdline).contains("end = time.time() + 60");
+                // utime and stime: the 12th and 13th fields after the command's closing paren.
+                let stat =
+                    std::fs::read_to_string(format!("/proc/{process}/stat")).unwrap_or_default();
+                let after_command = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+                let field = |n: usize| -> u64 {
+                    after_command
+                        .split_whitespace()
+                        .nth(n)
+                        .and_then(|f| f.parse().ok())
+                        .unwrap_or(0)
+                };
+                usage_us += (field(11) + field(12)) * 1_000_000 / ticks;
+            }
+            JailCpu { dir, usage_us, hog }
+        })
+        .collect()
+}
+
 /// Whether the server with `pid` put its jails in cgroups (it creates `mcpgym-<pid>-…`).
 fn has_cgroups(pid: u32) -> bool {
     let found = Command::new("find")
@@ -814,8 +860,11 @@ async fn jupyter_neighbours(run_as: RunAs) {
         );
     }
 
-    // CPU: the neighbour's loop, alone and beside eight spinning processes.
-    let alone = timed_loop(&neighbour).await;
+    // CPU: eight processes spin in the attacker's jail while the neighbour runs a loop. Each
+    // jail is one weight among its siblings however many processes it runs, so the neighbour
+    // gets as much of a core as the whole attacker does. Measured as CPU time each jail's
+    // cgroup was given over the same window, not as wall time: other work on the machine
+    // slows both alike, and would make a wall-time ratio say nothing.
     let spin = act(
         &attacker,
         "add_and_execute_code_cell",
@@ -824,15 +873,41 @@ async fn jupyter_neighbours(run_as: RunAs) {
     .await;
     assert!(text(&spin).contains("spinning 8"), "{}", text(&spin));
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let beside = timed_loop(&neighbour).await;
-    let ratio = beside / alone;
-    eprintln!(
-        "cpu ({run_as:?}): the neighbour's loop took {alone:.3} s alone and {beside:.3} s beside the hog: {ratio:.2}x"
-    );
-    if cgroups {
+    let before = jail_cpu(server.pid());
+    let started = std::time::Instant::now();
+    let took = timed_loop(&neighbour).await;
+    let wall = started.elapsed().as_secs_f64();
+    let after = jail_cpu(server.pid());
+    let given = |hog: bool| {
+        after
+            .iter()
+            .filter(|jail| jail.hog == hog)
+            .map(|jail| {
+                let was = before
+                    .iter()
+                    .find(|b| b.dir == jail.dir)
+                    .map_or(0, |b| b.usage_us);
+                (jail.usage_us - was) as f64 / 1e6 / wall
+            })
+            .fold(0.0, f64::max)
+    };
+    let (hog, neighbour_share) = (given(true), given(false));
+    if !cgroups {
+        eprintln!(
+            "cpu ({run_as:?}): no cgroups, so no CPU share per jail (its loop took {took:.3} s)"
+        );
+    } else {
+        eprintln!(
+            "cpu ({run_as:?}): over {wall:.2} s the hog's jail had {hog:.2} cores, the neighbour's {neighbour_share:.2} (its loop took {took:.3} s)"
+        );
         assert!(
-            ratio <= 1.5,
-            "a neighbour ran {ratio:.2}x slower beside a CPU hog ({alone:.3} s, then {beside:.3} s)"
+            after.iter().any(|jail| jail.hog),
+            "no jail cgroup of server {} holds the spinning processes",
+            server.pid()
+        );
+        assert!(
+            neighbour_share >= 0.5 * hog.min(1.0),
+            "beside eight spinning processes a neighbour had {neighbour_share:.2} cores to the hog's {hog:.2}"
         );
     }
     delete(&server, &attacker_id).await;

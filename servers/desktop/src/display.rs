@@ -41,6 +41,16 @@ pub enum DisplayError {
     /// A display name that is not `:N`.
     #[error("invalid display {0:?}: give it as :N (e.g. :0)")]
     BadName(String),
+    /// An existing display that does not accept a connection.
+    #[error(
+        "cannot connect to display {name}: {reason}; is its X server running, and may this user connect to it?"
+    )]
+    Unreachable {
+        /// The display, `:N`.
+        name: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// The programs a virtual display runs.
@@ -113,6 +123,19 @@ pub struct Display {
     window_manager: Option<Child>,
     // The panel.
     furniture: Vec<Child>,
+    // An existing display's X server resets (dropping every window and refusing connections
+    // for a moment) whenever its last client leaves; between an episode's programs that can
+    // happen at any time, so a connection is held open for the display's lifetime.
+    _keep_alive: Option<KeepAlive>,
+}
+
+/// An idle X connection, held only so the server never sees its last client leave.
+struct KeepAlive(#[allow(dead_code)] x11rb::rust_connection::RustConnection);
+
+impl std::fmt::Debug for KeepAlive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeepAlive")
+    }
 }
 
 impl Display {
@@ -186,18 +209,31 @@ impl Display {
             xvfb: Some(xvfb),
             window_manager,
             furniture,
+            _keep_alive: None,
         })
     }
 
-    /// An existing display (`:N`), which this process neither starts nor stops.
-    pub fn existing(name: &str) -> Result<Self, DisplayError> {
+    /// An existing display (`:N`), which this process neither starts nor stops; it holds a
+    /// connection to it while it lives, so the X server does not reset between programs.
+    pub async fn existing(name: &str) -> Result<Self, DisplayError> {
         let number = parse_display_name(name)?;
+        let name = format!(":{number}");
+        let target = name.clone();
+        let connection = tokio::task::spawn_blocking(move || x11rb::connect(Some(&target)))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|connected| connected.map_err(|e| e.to_string()))
+            .map_err(|reason| DisplayError::Unreachable {
+                name: name.clone(),
+                reason,
+            })?;
         Ok(Self {
-            name: format!(":{number}"),
+            name,
             number,
             xvfb: None,
             window_manager: None,
             furniture: Vec::new(),
+            _keep_alive: Some(KeepAlive(connection.0)),
         })
     }
 

@@ -259,7 +259,7 @@ impl Desktop {
             DisplayChoice::Virtual(size) => {
                 Display::start_virtual(*size, &config.programs, &scratch, user).await?
             }
-            DisplayChoice::Existing(name) => Display::existing(name)?,
+            DisplayChoice::Existing(name) => Display::existing(name).await?,
         };
         let socket = display.socket_path();
         jail.binds.push(Bind {
