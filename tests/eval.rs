@@ -653,6 +653,46 @@ fn the_desktop_oracle_plays_demos_and_noop_leaves_the_desktop_ungraded() {
     let noop_dir = fresh_dir("desktop-noop");
     let (_, noop) = eval(&args, &noop_dir);
     assert_eq!(row(&noop, "all")["pass@1"], 0.0, "{noop}");
+
+    // The demos rescore from the files, titles and clipboard their end records kept, with no
+    // display; the no-op episodes never ended, so they paid no grade to compare.
+    let (ok, printed) = rescore(&[&dir, &noop_dir]);
+    assert!(ok, "{printed}");
+    let (played, idle) = (
+        oracle["episodes"].as_array().unwrap().len(),
+        noop["episodes"].as_array().unwrap().len(),
+    );
+    assert!(
+        printed.contains(&format!(
+            " {played} agree, 0 differ, {idle} were not graded online, 0 could not be rescored"
+        )),
+        "{printed}"
+    );
+    // A kept file emptied after the fact no longer passes, and is named.
+    let file = dir.join(format!("{first}.jsonl"));
+    let mut lines: Vec<String> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut end: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    let paths = end["graded"]["paths"].as_object_mut().expect("kept paths");
+    assert!(!paths.is_empty(), "{end}");
+    for entry in paths.values_mut() {
+        if entry["kind"] == "file" {
+            entry["base64"] = json!("");
+        } else {
+            *entry = json!({"kind": "absent"});
+        }
+    }
+    *lines.last_mut().unwrap() = end.to_string();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let (ok, printed) = rescore(&[&file]);
+    assert!(!ok, "{printed}");
+    assert!(
+        printed.contains("DIFFERS: component success was 1 online and is 0 graded again"),
+        "{printed}"
+    );
     for dir in [dir, noop_dir] {
         let _ = std::fs::remove_dir_all(dir);
     }

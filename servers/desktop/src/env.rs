@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use mcpgym_env::rescore::{EpisodeRecord, RescoreError, Rescored};
 use mcpgym_env::reward::Reward;
 use mcpgym_env::tools::ToolTable;
 use mcpgym_env::{
@@ -27,7 +28,7 @@ use mcpgym_env::{
 
 use crate::action::{Action, Point, Rect, TerminateStatus};
 use crate::display::DisplayError;
-use crate::grading::{DesktopSnapshot, Grade, grade};
+use crate::grading::{DesktopSnapshot, Grade, grade, kept};
 use crate::input::plan;
 use crate::scale::{ScaleMode, Scaling, Size};
 use crate::session::{Desktop, DesktopConfig, DisplayChoice, JAIL_HOME, Setup};
@@ -182,9 +183,37 @@ impl DesktopEnv {
             reward: options.reward.unwrap_or(self.config.reward),
             prompt_shown: false,
             grade: None,
+            graded: None,
             claimed: None,
             _permit: permit,
         })
+    }
+}
+
+impl DesktopEnv {
+    async fn rescore_record(&self, record: &EpisodeRecord) -> Result<Rescored, RescoreError> {
+        let task = self.tasks.get(&record.task).ok_or_else(|| {
+            RescoreError::NotRecorded(format!("there is no desktop task {:?}", record.task))
+        })?;
+        let restorable = kept::read(record.graded.as_ref()).map_err(RescoreError::NotRecorded)?;
+        let mode: RewardMode = restorable.reward.parse().map_err(|e| {
+            RescoreError::NotRecorded(format!("the graded state's reward mode: {e}"))
+        })?;
+        let home = std::env::temp_dir().join(format!(
+            "mcpgym-rescore-{}-{:016x}",
+            std::process::id(),
+            unique().wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ));
+        let unavailable = |e: std::io::Error| {
+            RescoreError::Unavailable(format!("cannot make a home folder: {e}"))
+        };
+        tokio::fs::create_dir(&home).await.map_err(unavailable)?;
+        let graded = match restorable.restore(&home).await {
+            Ok(snapshot) => Ok(grade(&task, &snapshot).await),
+            Err(error) => Err(RescoreError::NotRecorded(error)),
+        };
+        let _ = tokio::fs::remove_dir_all(&home).await;
+        Ok(Rescored::Terminal(terminal_reward(mode, &graded?)))
     }
 }
 
@@ -258,6 +287,15 @@ impl Environment for DesktopEnv {
         Some(crate::oracle::oracle(self.tasks.get(task)?))
     }
 
+    /// Grades the files, titles, clipboard and page requests the end record kept, in a home
+    /// folder rebuilt from them: no display is needed.
+    fn rescore<'a>(
+        &'a self,
+        record: &'a EpisodeRecord,
+    ) -> BoxFuture<'a, Result<Rescored, RescoreError>> {
+        Box::pin(self.rescore_record(record))
+    }
+
     /// The task's own text: generated from its id alone, so no display is needed.
     fn task_prompt(&self, task: &str) -> Option<String> {
         self.tasks.get(task).map(|task| task.instruction.clone())
@@ -285,8 +323,22 @@ pub struct DesktopEpisode {
     reward: RewardMode,
     prompt_shown: bool,
     grade: Option<Grade>,
+    /// What the final grade read ([`kept`]), for the end record.
+    graded: Option<Value>,
     claimed: Option<TerminateStatus>,
     _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// The terminal reward `mode` pays for a grade.
+fn terminal_reward(mode: RewardMode, grade: &Grade) -> Vec<Reward> {
+    let value = match mode {
+        RewardMode::Sparse => f64::from(u8::from(grade.passed)),
+        RewardMode::Partial if grade.checks.is_empty() => f64::from(u8::from(grade.passed)),
+        RewardMode::Partial => {
+            grade.checks.iter().filter(|c| c.passed).count() as f64 / grade.checks.len() as f64
+        }
+    };
+    vec![Reward::new("success", value)]
 }
 
 /// What went wrong performing an action.
@@ -400,43 +452,42 @@ impl DesktopEpisode {
         png_content(reply)
     }
 
-    /// Grades the desktop as it is now.
-    async fn grade_now(&mut self) -> Grade {
-        let Some(desktop) = self.desktop.as_mut() else {
-            return Grade {
-                passed: false,
-                checks: Vec::new(),
-            };
-        };
+    /// What the grader judges: the desktop as it is now (`None` once it is closed).
+    async fn snapshot(&mut self) -> Option<DesktopSnapshot> {
+        let desktop = self.desktop.as_mut()?;
         let window_titles = match desktop.request(&Request::Windows).await {
             Ok(Reply::Windows { titles, .. }) => titles,
             _ => Vec::new(),
         };
-        let snapshot = DesktopSnapshot {
+        Some(DesktopSnapshot {
             home: desktop.home().to_path_buf(),
             window_titles,
             clipboard: desktop.clipboard().await,
             page_requests: desktop.page_requests(),
-        };
-        grade(&self.task, &snapshot).await
+        })
     }
 
     /// The terminal reward for a grade.
     fn terminal(&self, grade: &Grade) -> Vec<Reward> {
-        let value = match self.reward {
-            RewardMode::Sparse => f64::from(u8::from(grade.passed)),
-            RewardMode::Partial if grade.checks.is_empty() => f64::from(u8::from(grade.passed)),
-            RewardMode::Partial => {
-                grade.checks.iter().filter(|c| c.passed).count() as f64 / grade.checks.len() as f64
-            }
-        };
-        vec![Reward::new("success", value)]
+        terminal_reward(self.reward, grade)
     }
 
-    /// Grades the desktop for the last time and stops it: an ended episode holds no display,
-    /// applications or page server, whether or not its client ever deletes it.
+    /// Grades the desktop for the last time, keeps what the grade read (for `mcpgym rescore`)
+    /// and stops it: an ended episode holds no display, applications or page server, whether
+    /// or not its client ever deletes it.
     async fn final_grade(&mut self) -> Grade {
-        let grade = self.grade_now().await;
+        let grade = match self.snapshot().await {
+            Some(snapshot) => {
+                let grade = grade(&self.task, &snapshot).await;
+                self.graded =
+                    Some(kept::keep(self.task.checks(), &snapshot, &self.reward.to_string()).await);
+                grade
+            }
+            None => Grade {
+                passed: false,
+                checks: Vec::new(),
+            },
+        };
         if let Some(desktop) = self.desktop.take() {
             desktop.stop().await;
         }
@@ -647,6 +698,10 @@ impl EpisodeState for DesktopEpisode {
 
     fn over_message(&self) -> &str {
         "The episode is over (the desktop was graded); start a new episode."
+    }
+
+    fn graded(&self) -> Option<Value> {
+        self.graded.clone()
     }
 
     fn finish_at_turn_limit(&mut self) -> BoxFuture<'_, (Option<String>, Vec<Reward>)> {

@@ -10,13 +10,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The port the pages are served on inside the browser's jail.
 pub const PAGE_PORT: u16 = 8000;
 
 /// One request the page server received.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageRequest {
     /// `GET`, `POST`, …
     pub method: String,

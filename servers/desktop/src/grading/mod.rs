@@ -17,6 +17,7 @@
 mod csv;
 mod document;
 mod home;
+pub mod kept;
 mod spreadsheet;
 mod web;
 
