@@ -827,17 +827,6 @@ async fn the_viewer_lists_eval_runs_with_their_tables_and_links_to_each_episode(
     assert_eq!(evals["runs"].as_array().unwrap().len(), 3);
 }
 
-/// `mcpgym rescore PATHS`: its exit status and what it printed.
-fn rescore(paths: &[&std::path::Path]) -> (bool, String) {
-    let output = Command::new(BIN)
-        .arg("rescore")
-        .args(paths)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    (output.status.success(), stdout)
-}
-
 #[test]
 fn rescore_agrees_with_the_online_rewards_and_names_a_tampered_one() {
     let root = fresh_dir("rescore");

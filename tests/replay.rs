@@ -18,6 +18,9 @@ const CELLS: &[&str] = &[
     "import datetime, time, uuid, os, subprocess\nstarted = time.time()\nprint(datetime.datetime.now())\nprint(datetime.datetime.now(datetime.timezone.utc).isoformat())\nprint(datetime.date.today())\nprint(time.ctime())\nprint('stamp', time.time())\nprint(subprocess.run(['ls', '-l'], capture_output=True, text=True).stdout)\nprint(object())\nprint('run', uuid.uuid4(), uuid.uuid4().hex)\nprint('pid', os.getpid())\nprint(f'took {time.time() - started:.4f} s')\nprint('answer', x * 2)",
 ];
 
+/// The task's solution: prints the North region's revenue.
+const SOLUTION: &str = "import csv\nrows = list(csv.DictReader(open('sales.csv')))\nprint(f\"{sum(int(r['units']) * float(r['unit_price']) for r in rows if r['region'] == 'North'):.2f}\")";
+
 /// A shell command with the same kind of output.
 const SHELL: &str = "date; date -u +%FT%T.%NZ; ls -l; echo total lines $(wc -l < sales.csv)";
 
@@ -73,6 +76,32 @@ async fn a_jupyter_episode_fetching_the_prompt_first_and_printing_the_clock_repl
         .unwrap();
     assert!(!shell.is_error, "{}", shell.text());
     server.close(&id).await;
+    // A second episode, prompt fetched first too, solved and answered.
+    let solved = server
+        .create(NewEpisode::default().env("jupyter").task(TASK))
+        .await
+        .id;
+    control.prompt(&solved).await.unwrap();
+    let total = control
+        .call(
+            &solved,
+            "add_and_execute_code_cell",
+            json!({ "code": SOLUTION }),
+        )
+        .await
+        .unwrap()
+        .text();
+    let answered = control
+        .call(&solved, "final_answer", json!({ "answer": total.trim() }))
+        .await
+        .unwrap();
+    assert!(answered.done, "{}", answered.text());
+    assert_eq!(
+        answered.reward_components.get("correct"),
+        Some(&1.0),
+        "{}",
+        answered.text()
+    );
     drop(server);
 
     // The prompt was fetched first, so the first observation is the cell's output alone.
@@ -145,6 +174,13 @@ async fn a_jupyter_episode_fetching_the_prompt_first_and_printing_the_clock_repl
         printed.contains("differs at turn 1") && printed.contains("Task:"),
         "{printed}"
     );
+
+    // Rescored offline, the answered episode agrees with the reward it was paid.
+    let solved = dir.join(format!("{solved}.jsonl"));
+    assert!(records(&solved).iter().any(|r| r["record"] == "prompt"));
+    let (agrees, printed) = rescore(&[&solved]);
+    assert!(agrees, "{printed}");
+    assert!(printed.contains(": agrees (return "), "{printed}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

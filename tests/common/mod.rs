@@ -41,6 +41,21 @@ pub fn replay(file: &std::path::Path) -> (bool, String) {
     (output.status.success(), printed)
 }
 
+/// `mcpgym rescore PATHS`: whether it found no difference, and what it printed.
+pub fn rescore(paths: &[&std::path::Path]) -> (bool, String) {
+    let output = Command::new(BIN)
+        .arg("rescore")
+        .args(paths)
+        .output()
+        .expect("run mcpgym rescore");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), printed)
+}
+
 /// A file under `tests/data`.
 pub fn data(name: &str) -> String {
     format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
