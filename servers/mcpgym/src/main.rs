@@ -81,15 +81,7 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
         #[command(flatten)]
-        runtime: RuntimeArgs,
-        #[command(flatten, next_help_heading = "Jails")]
-        quotas: QuotaArgs,
-        /// Also host this environment written in Python (module:Class or
-        /// path/to/file.py:Class); repeat for several.
-        #[arg(long = "python", value_name = "MODULE:CLASS", help_heading = "Python")]
-        python_envs: Vec<String>,
-        #[command(flatten, next_help_heading = "Python")]
-        python: PythonArgs,
+        host: HostArgs,
     },
     /// The local sandbox service: E2B's HTTP protocol (control plane, code interpreter, envd
     /// subset) on one port, over IPython kernels in bubblewrap jails. Point E2B SDKs at it
@@ -122,15 +114,7 @@ enum Command {
         #[arg(value_name = "FILE")]
         file: std::path::PathBuf,
         #[command(flatten)]
-        runtime: RuntimeArgs,
-        #[command(flatten, next_help_heading = "Jails")]
-        quotas: QuotaArgs,
-        /// The environment written in Python the episode was recorded in (module:Class or
-        /// path/to/file.py:Class).
-        #[arg(long = "python", value_name = "MODULE:CLASS", help_heading = "Python")]
-        python_envs: Vec<String>,
-        #[command(flatten, next_help_heading = "Python")]
-        python: PythonArgs,
+        host: HostArgs,
     },
     /// Grade recorded episodes again, offline, and report any reward that differs from the one
     /// paid online: by replaying the calls (Wordle, Hi-Lo, Python environments), or from what
@@ -144,15 +128,7 @@ enum Command {
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
         concurrency: u16,
         #[command(flatten)]
-        runtime: RuntimeArgs,
-        #[command(flatten, next_help_heading = "Jails")]
-        quotas: QuotaArgs,
-        /// An environment written in Python that episodes were recorded in (module:Class or
-        /// path/to/file.py:Class).
-        #[arg(long = "python", value_name = "MODULE:CLASS", help_heading = "Python")]
-        python_envs: Vec<String>,
-        #[command(flatten, next_help_heading = "Python")]
-        python: PythonArgs,
+        host: HostArgs,
     },
     /// Start a new environment: its files, from a template that plays (Python by default:
     /// a class and its test; Rust: a crate, its test and how to register it).
@@ -189,6 +165,33 @@ enum Command {
         #[command(subcommand)]
         target: bench::BenchTarget,
     },
+}
+
+/// Flags of the commands that build environments themselves (`serve`, `replay`, `rescore`):
+/// the sandboxes' runtime, the jails' quotas and the environments written in Python.
+#[derive(Debug, clap::Args)]
+struct HostArgs {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+    #[command(flatten, next_help_heading = "Jails")]
+    quotas: QuotaArgs,
+    /// An environment written in Python (module:Class or path/to/file.py:Class): hosted
+    /// beside the built-in ones, or the one the episodes were recorded in; repeat for
+    /// several.
+    #[arg(long = "python", value_name = "MODULE:CLASS", help_heading = "Python")]
+    python_envs: Vec<String>,
+    #[command(flatten, next_help_heading = "Python")]
+    python: PythonArgs,
+}
+
+impl HostArgs {
+    /// The environments written in Python, loaded.
+    fn python_environments(&self) -> anyhow::Result<Vec<Arc<dyn Environment>>> {
+        self.python_envs
+            .iter()
+            .map(|spec| self.python.load(spec))
+            .collect()
+    }
 }
 
 /// Flags of `mcpgym sandbox`.
@@ -250,18 +253,10 @@ fn main() -> anyhow::Result<()> {
     // SAFETY: sets one integer option; mimalloc reads options atomically.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let cli = Cli::parse();
-    if let Command::Serve {
-        runtime: RuntimeArgs { runtime: Some(dir) },
-        ..
-    }
-    | Command::Replay {
-        runtime: RuntimeArgs { runtime: Some(dir) },
-        ..
-    }
-    | Command::Rescore {
-        runtime: RuntimeArgs { runtime: Some(dir) },
-        ..
-    } = &cli.command
+    if let Command::Serve { host, .. }
+    | Command::Replay { host, .. }
+    | Command::Rescore { host, .. } = &cli.command
+        && let Some(dir) = &host.runtime.runtime
     {
         // The environments `serve` hosts read their flags' defaults, the runtime's from this
         // variable.
@@ -321,14 +316,7 @@ fn main() -> anyhow::Result<()> {
             python,
         } => run_env(python.load(&spec)?, transport, common),
         Command::DesktopWorker => Ok(mcpgym_desktop::worker::serve_stdio()?),
-        Command::Serve {
-            http,
-            common,
-            quotas,
-            python_envs,
-            python,
-            ..
-        } => run_serve(http, common, &quotas, &python_envs, &python),
+        Command::Serve { http, common, host } => run_serve(http, common, &host),
         Command::Sandbox(args) => run_sandbox(args),
         Command::New(args) => new::run(args),
         Command::Bench { target } => bench::run(target),
@@ -337,18 +325,8 @@ fn main() -> anyhow::Result<()> {
         Command::Trajectories { command } => export::run_trajectories(command),
         Command::Runtime { command } => runtime::run(command),
         Command::View { dir, http, token } => run_view(dir, http, token),
-        Command::Replay {
-            file,
-            quotas,
-            python_envs,
-            python,
-            ..
-        } => {
-            let python = python_envs
-                .iter()
-                .map(|spec| python.load(spec))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            if replay::run(&file, &quotas, &python)? {
+        Command::Replay { file, host } => {
+            if replay::run(&file, &host.quotas, &host.python_environments()?)? {
                 Ok(())
             } else {
                 std::process::exit(1)
@@ -357,16 +335,10 @@ fn main() -> anyhow::Result<()> {
         Command::Rescore {
             paths,
             concurrency,
-            quotas,
-            python_envs,
-            python,
-            ..
+            host,
         } => {
-            let python = python_envs
-                .iter()
-                .map(|spec| python.load(spec))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            if rescore::run(&paths, usize::from(concurrency), &quotas, &python)? {
+            let python = host.python_environments()?;
+            if rescore::run(&paths, usize::from(concurrency), &host.quotas, &python)? {
                 Ok(())
             } else {
                 std::process::exit(1)
@@ -403,14 +375,12 @@ fn run_env(
 fn run_serve(
     http: std::net::SocketAddr,
     common: CommonArgs,
-    quotas: &QuotaArgs,
-    python_envs: &[String],
-    python: &PythonArgs,
+    host: &HostArgs,
 ) -> anyhow::Result<()> {
+    let quotas = &host.quotas;
     // Loaded first, so a class that cannot serve stops the server before anything starts.
     let mut loaded: Vec<Arc<dyn Environment>> = Vec::new();
-    for spec in python_envs {
-        let env = python.load(spec)?;
+    for (spec, env) in host.python_envs.iter().zip(host.python_environments()?) {
         if let Some(taken) = ENVIRONMENTS.iter().find(|r| r.name == env.name()) {
             anyhow::bail!(
                 "{spec} is named {:?}, which {} already is: give the class another name",
