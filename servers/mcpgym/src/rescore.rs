@@ -16,7 +16,7 @@ use anyhow::Context;
 use mcpgym_shared::Environment;
 use mcpgym_shared::hub::Hub;
 use mcpgym_shared::rescore::{EpisodeRecord, RecordedCall, Rescored};
-use mcpgym_shared::trajectory::file::RecordedEpisode;
+use mcpgym_shared::trajectory::file::{RecordedEpisode, recording_folders};
 use serde_json::Value;
 
 use crate::jails::QuotaArgs;
@@ -53,15 +53,7 @@ fn files_of(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             "{} is neither a trajectory file nor a folder of them",
             path.display()
         );
-        let mut folders = vec![path.clone()];
-        for entry in std::fs::read_dir(path)
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .flatten()
-        {
-            if entry.path().join("eval.json").is_file() {
-                folders.push(entry.path());
-            }
-        }
+        let folders = recording_folders(path);
         for folder in folders {
             let mut found: Vec<PathBuf> = std::fs::read_dir(&folder)
                 .with_context(|| format!("cannot read {}", folder.display()))?

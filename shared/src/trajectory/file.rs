@@ -1,13 +1,31 @@
 //! Reading a trajectory file back: its header, its step records and its end.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rmcp::model::JsonObject;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::TrajectoryHeader;
+
+/// The summary `mcpgym eval` writes beside its trajectories.
+pub const EVAL_SUMMARY: &str = "eval.json";
+
+/// The folders holding `dir`'s recordings: `dir` itself, then (by name) each sub-folder
+/// holding an eval run's summary, as `mcpgym eval -o DIR/NAME` writes them.
+pub fn recording_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join(EVAL_SUMMARY).is_file())
+        .collect();
+    runs.sort();
+    runs.insert(0, dir.to_path_buf());
+    runs
+}
 
 /// Why a trajectory file could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -27,11 +27,10 @@ use super::{AfterQuery, ListQuery, PAGE_ROUTES, error, pages, unknown_route};
 use crate::episode::passed;
 use crate::http::{HttpOptions, ServeError, bind, guard_layer};
 use crate::hub::{is_episode_id, is_image_name, steps_after};
-use crate::trajectory::file::RecordedEpisode;
+use crate::trajectory::file::{RecordedEpisode, recording_folders};
 use crate::trajectory::mime_type_of;
 
-/// The summary `mcpgym eval` writes beside its trajectories.
-pub const EVAL_SUMMARY: &str = "eval.json";
+pub use crate::trajectory::file::EVAL_SUMMARY;
 
 /// A folder of trajectory files, with each file's summary kept until the file changes.
 #[derive(Debug)]
@@ -70,16 +69,7 @@ impl RecordedDir {
     /// The folders whose recordings are served: the folder itself, then (by name) each
     /// sub-folder holding an eval run's summary.
     fn folders(&self) -> Vec<PathBuf> {
-        let mut runs: Vec<PathBuf> = std::fs::read_dir(&self.dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|entry| entry.path())
-            .filter(|path| path.join(EVAL_SUMMARY).is_file())
-            .collect();
-        runs.sort();
-        runs.insert(0, self.dir.clone());
-        runs
+        recording_folders(&self.dir)
     }
 
     /// The file episode `id` was recorded in: in the folder, else in the first run folder

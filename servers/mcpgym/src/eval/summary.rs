@@ -13,7 +13,7 @@ use super::EvalArgs;
 use super::policy::PolicyKind;
 
 /// The summary's file name in the output folder (what the viewer looks for).
-pub const SUMMARY_FILE: &str = "eval.json";
+pub const SUMMARY_FILE: &str = mcpgym_shared::trajectory::file::EVAL_SUMMARY;
 /// The summary format's version.
 const VERSION: u32 = 1;
 
