@@ -735,7 +735,7 @@ impl Episode {
 
     /// Once the episode is done: keeps what its reads and further calls still need (the
     /// prompt, the documents `exports` names, what it reveals, the environment's "over"
-    /// message, the last observation image), ends its trajectory file, and hands back the
+    /// message, the last observation image), closes its trajectory file, and hands back the
     /// environment's state for the caller to close (which releases a kernel or a display
     /// while the episode stays readable). `None` while it is not done or once retired.
     pub fn retire(&mut self, exports: &[&str]) -> Option<Box<dyn EpisodeState>> {
@@ -756,8 +756,7 @@ impl Episode {
             self.recent_images.pop_front();
         }
         self.keep_answers(ANSWERED_WHEN_FINISHED, ANSWERED_BYTES);
-        let graded = state.graded();
-        self.write_end(graded); // already written when the finishing call was recorded
+        // The end record was written, with what the grader read, by the finishing call.
         if let Some(sink) = &self.sink {
             sink.close(&self.id);
         }
