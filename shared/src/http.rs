@@ -802,7 +802,21 @@ async fn tasks(
                 let range = family.range(split);
                 json!([range.start, range.end])
             };
-            json!({ "name": family.name, "train": range(Split::Train), "test": range(Split::Test) })
+            // Instance n is of level n % 3 in a family with levels.
+            let levels: Vec<&str> = if family.levelled {
+                mcpgym_env::generate::Level::ALL
+                    .iter()
+                    .map(|l| l.name())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            json!({
+                "name": family.name,
+                "train": range(Split::Train),
+                "test": range(Split::Test),
+                "levels": levels,
+            })
         })
         .collect();
     Json(json!({

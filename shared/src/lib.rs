@@ -29,7 +29,7 @@
 //!   [`reward`], [`task`], [`schema`], [`rng`], [`progress`].
 
 pub use mcpgym_env::{
-    choice, clip, env, oracle, progress, rescore, reward, rng, schema, task, tools,
+    choice, clip, env, generate, oracle, progress, rescore, reward, rng, schema, task, tools,
 };
 
 pub mod binding;

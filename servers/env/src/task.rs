@@ -69,6 +69,9 @@ pub struct TaskFamily {
     pub train: std::ops::Range<u64>,
     /// Instance numbers of the test split (may be empty: a train-only family).
     pub test: std::ops::Range<u64>,
+    /// Whether its instances have levels: instance `n` is of level `n % 3`
+    /// ([`crate::generate::Level::of`]).
+    pub levelled: bool,
 }
 
 impl TaskFamily {
@@ -88,7 +91,19 @@ impl TaskFamily {
             name: name.into(),
             train,
             test,
+            levelled: false,
         }
+    }
+
+    /// The same family, whose instances have levels.
+    pub fn with_levels(mut self) -> Self {
+        self.levelled = true;
+        self
+    }
+
+    /// The level of instance `n`, where the family has levels.
+    pub fn level_of(&self, n: u64) -> Option<crate::generate::Level> {
+        self.levelled.then(|| crate::generate::Level::of(n))
     }
 
     /// The instance numbers of one split.

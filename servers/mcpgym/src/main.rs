@@ -12,6 +12,7 @@ mod registry;
 mod replay;
 mod rescore;
 mod runtime;
+mod secret;
 
 // Every tool call allocates small JSON values on several threads; mimalloc serves that pattern
 // with far less contention and fragmentation than the system allocator.
@@ -46,6 +47,11 @@ use crate::runtime::{RUNTIME_VAR, RuntimeArgs};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The file holding the secret test instances of generated task families are derived
+    /// with (64 hex digits; made on first use): servers that must pose the same test tasks
+    /// share it. Default: $XDG_STATE_HOME/mcpgym/test-secret or ~/.local/state/mcpgym/test-secret.
+    #[arg(long, global = true, value_name = "FILE", env = "MCPGYM_TEST_SECRET")]
+    test_secret: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -264,6 +270,17 @@ fn main() -> anyhow::Result<()> {
         unsafe { std::env::set_var(RUNTIME_VAR, dir) };
     }
     init_tracing();
+    if matches!(
+        cli.command,
+        Command::Env(_)
+            | Command::Serve { .. }
+            | Command::Replay { .. }
+            | Command::Rescore { .. }
+            | Command::Eval { .. }
+            | Command::Tasks { .. }
+    ) {
+        secret::load(cli.test_secret.as_deref())?;
+    }
     let jails = match &cli.command {
         Command::Env(env) => env.registration.jails,
         Command::Serve { .. } => ENVIRONMENTS.iter().any(|env| env.jails),

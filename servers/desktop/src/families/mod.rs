@@ -72,7 +72,7 @@ impl Family {
         } else {
             return None;
         };
-        let instance = (self.generate)(&mut Gen::new(self.name, n));
+        let instance = (self.generate)(&mut Gen::for_instance(self.name, n, split));
         Some(instance.into_task(format!("{}/{n}", self.name), split, self.app))
     }
 }

@@ -2,12 +2,20 @@
 //! family's generator, and [`words`], the lists it draws names and text from.
 //!
 //! A family turns an instance number into a whole task; every random choice comes from a
-//! [`Gen`] seeded by the family's name and the instance number alone, so the same id gives
-//! the same task on every machine.
+//! [`Gen`]. A train instance's stream is seeded by the family's name and the instance number
+//! alone, so the same id gives the same task on every machine. A test instance's stream also
+//! mixes in the server's test secret ([`set_test_secret`]) when one is set: the public
+//! generators and a test id then do not reveal the task's files or its answer, and two servers
+//! with different secrets pose different test tasks under the same id.
+//!
+//! Instance `n`'s [`Level`] is `n % 3` (easy, medium, hard): a family that has levels makes
+//! the work bigger or trickier with it (more files, more steps, more traps), never only the
+//! wording.
 
 pub mod words;
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use crate::TaskFamily;
 use crate::rng::EpisodeRng;
@@ -37,25 +45,121 @@ impl FamilySplit {
     }
 }
 
+/// How much work an instance asks for: instance `n` has level `n % 3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// The smallest version of the family's work.
+    Easy,
+    /// The family's usual size.
+    Medium,
+    /// More data, more steps and more traps.
+    Hard,
+}
+
+impl Level {
+    /// Every level, easiest first.
+    pub const ALL: [Level; 3] = [Level::Easy, Level::Medium, Level::Hard];
+
+    /// The level of instance `n`.
+    pub fn of(n: u64) -> Self {
+        Self::ALL[(n % 3) as usize]
+    }
+
+    /// Its name: `easy`, `medium` or `hard`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Easy => "easy",
+            Level::Medium => "medium",
+            Level::Hard => "hard",
+        }
+    }
+
+    /// The level named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|level| level.name() == name)
+    }
+
+    /// One of three values, by level.
+    pub fn pick<T>(self, easy: T, medium: T, hard: T) -> T {
+        match self {
+            Level::Easy => easy,
+            Level::Medium => medium,
+            Level::Hard => hard,
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The secret test instances are derived with, once set.
+static TEST_SECRET: OnceLock<[u8; 32]> = OnceLock::new();
+
+/// Sets the secret every test instance generated in this process is derived with (a server
+/// calls it once, at start, with the bytes of its secret file). Returns `false`, changing
+/// nothing, when a different secret was set already.
+pub fn set_test_secret(secret: [u8; 32]) -> bool {
+    *TEST_SECRET.get_or_init(|| secret) == secret
+}
+
+/// A short public fingerprint of the test secret (`public` when none is set), recorded so that
+/// a reader of a test episode can tell whether it holds the same secret.
+pub fn test_secret_fingerprint() -> String {
+    match TEST_SECRET.get() {
+        None => "public".to_owned(),
+        Some(secret) => format!("{:016x}", fnv1a(0xcbf2_9ce4_8422_2325, secret)),
+    }
+}
+
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for byte in bytes {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
 /// A seeded stream of random choices for one instance of one family: the same family name
 /// and instance number give the same choices on every machine and every version of Rust.
 #[derive(Debug, Clone)]
 pub struct Gen {
     rng: EpisodeRng,
+    level: Level,
 }
 
 impl Gen {
-    /// The stream of instance `n` of `family`.
+    /// The public stream of instance `n` of `family` (what a train instance uses).
     pub fn new(family: &str, n: u64) -> Self {
         // FNV-1a of the name, so two families' instance 7 differ.
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in family.bytes() {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
+        let hash = fnv1a(0xcbf2_9ce4_8422_2325, family.as_bytes());
         let mut mix = EpisodeRng::new(hash ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         Self {
             rng: EpisodeRng::new(mix.next_u64()),
+            level: Level::of(n),
         }
+    }
+
+    /// The stream of instance `n` of `family` in `split`: for a test instance, mixed with the
+    /// test secret when one is set ([`set_test_secret`]), else the public stream.
+    pub fn for_instance(family: &str, n: u64, split: crate::Split) -> Self {
+        let mut public = Self::new(family, n);
+        match (split, TEST_SECRET.get()) {
+            (crate::Split::Test, Some(secret)) => {
+                let keyed = fnv1a(fnv1a(public.rng.next_u64(), secret), family.as_bytes());
+                Self {
+                    rng: EpisodeRng::new(EpisodeRng::new(keyed ^ n).next_u64()),
+                    level: public.level,
+                }
+            }
+            _ => Self::new(family, n),
+        }
+    }
+
+    /// The instance's level.
+    pub fn level(&self) -> Level {
+        self.level
     }
 
     /// 64 random bits.

@@ -32,7 +32,7 @@ pub use mcpgym_env::generate::{FamilySplit, TEST, TRAIN};
 pub use checks::{child_check, function_check};
 pub use instance::{Instance, csv_bytes};
 pub(crate) use mcpgym_env::generate::words;
-pub use mcpgym_env::generate::{Gen, date_of, round};
+pub use mcpgym_env::generate::{Gen, Level, date_of, round};
 
 use crate::tasks::{Task, TaskKind};
 
@@ -45,6 +45,9 @@ pub struct Family {
     pub kind: TaskKind,
     /// Which splits it serves.
     pub split: FamilySplit,
+    /// Whether its generator reads the instance's [`Level`] (`Gen::level`) to change the work:
+    /// instance `n` is of level `n % 3`.
+    pub levelled: bool,
     /// One line on what its tasks ask.
     pub about: &'static str,
     /// The generator: an instance from a seeded stream.
@@ -58,16 +61,25 @@ pub static FAMILIES: LazyLock<Vec<Family>> =
 impl Family {
     /// The family's instance ranges, for a [`mcpgym_env::TaskSet`].
     pub fn ranges(&self) -> TaskFamily {
-        self.split.ranges(self.name)
+        let ranges = self.split.ranges(self.name);
+        if self.levelled {
+            ranges.with_levels()
+        } else {
+            ranges
+        }
     }
 
     /// Instance `n`, or `None` when `n` is outside the family's ranges.
     pub fn instance(&self, n: u64) -> Option<Instance> {
         let ranges = self.ranges();
-        if !ranges.train.contains(&n) && !ranges.test.contains(&n) {
+        let split = if ranges.train.contains(&n) {
+            Split::Train
+        } else if ranges.test.contains(&n) {
+            Split::Test
+        } else {
             return None;
-        }
-        Some((self.generate)(&mut Gen::new(self.name, n)))
+        };
+        Some((self.generate)(&mut Gen::for_instance(self.name, n, split)))
     }
 
     /// Instance `n` as a task (`None` when `n` is out of range).

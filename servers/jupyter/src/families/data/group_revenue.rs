@@ -8,6 +8,7 @@ pub(super) const FAMILY: Family = Family {
     name: "group-revenue",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "group-by over a sales CSV: one group's total revenue",
     generate,
 };

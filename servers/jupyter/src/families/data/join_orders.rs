@@ -10,6 +10,7 @@ pub(super) const FAMILY: Family = Family {
     name: "join-orders",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "join customers and orders, then aggregate the orders of matching customers",
     generate,
 };

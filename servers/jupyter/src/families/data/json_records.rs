@@ -12,6 +12,7 @@ pub(super) const FAMILY: Family = Family {
     name: "json-records",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "nested JSON records: an aggregate over a nested field for one group",
     generate,
 };

@@ -10,6 +10,7 @@ pub(super) const FAMILY: Family = Family {
     name: "linear-regression",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "fit ordinary least squares; a coefficient, the intercept or a prediction",
     generate,
 };

@@ -10,6 +10,7 @@ pub(super) const FAMILY: Family = Family {
     name: "missing-values",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "clean missing values by a stated rule, then a column statistic",
     generate,
 };

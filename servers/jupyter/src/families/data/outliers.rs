@@ -11,6 +11,7 @@ pub(super) const FAMILY: Family = Family {
     name: "outliers",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "flag outliers by a stated z-score or IQR rule; count, sum or mean of the rest",
     generate,
 };

@@ -10,6 +10,7 @@ pub(super) const FAMILY: Family = Family {
     name: "parquet-filter",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TestOnly,
+    levelled: false,
     about: "filter a Parquet file on several columns; a count, sum or mean",
     generate,
 };

@@ -10,6 +10,7 @@ pub(super) const FAMILY: Family = Family {
     name: "pivot-excel",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "pivot an Excel sheet of sales by month and category; a cell or a total",
     generate,
 };

@@ -10,6 +10,7 @@ pub(super) const FAMILY: Family = Family {
     name: "strongest-correlation",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TestOnly,
+    levelled: false,
     about: "which column's Pearson correlation with a target is strongest",
     generate,
 };

@@ -12,6 +12,7 @@ pub(super) const FAMILY: Family = Family {
     name: "time-series",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "resample a daily series with gaps: a period's mean or the month with the highest",
     generate,
 };

@@ -11,6 +11,7 @@ pub(super) const FAMILY: Family = Family {
     name: "top-customer",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "net revenue per customer after refunds: the top customer or its total",
     generate,
 };

@@ -12,6 +12,7 @@ pub(super) const FAMILY: Family = Family {
     name: "definite-integral",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "numerical integration of a generated function over an interval",
     generate,
 };

@@ -16,6 +16,7 @@ pub(super) const FAMILY: Family = Family {
     name: "fix-class",
     kind: TaskKind::Debugging,
     split: FamilySplit::TestOnly,
+    levelled: false,
     about: "debugging: fix a class's method until hidden usage scenarios pass",
     generate,
 };

@@ -14,6 +14,7 @@ pub(super) const FAMILY: Family = Family {
     name: "fix-function",
     kind: TaskKind::Debugging,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "debugging: fix a module's function until its hidden tests pass",
     generate,
 };

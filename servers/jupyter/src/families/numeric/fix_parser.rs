@@ -15,6 +15,7 @@ pub(super) const FAMILY: Family = Family {
     name: "fix-parser",
     kind: TaskKind::Debugging,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "debugging: fix a parsing function until its hidden tests pass",
     generate,
 };

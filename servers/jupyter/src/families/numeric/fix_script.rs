@@ -18,6 +18,7 @@ pub(super) const FAMILY: Family = Family {
     name: "fix-script",
     kind: TaskKind::Debugging,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "debugging: fix a report script until it writes the right report for hidden input",
     generate,
 };

@@ -11,6 +11,7 @@ pub(super) const FAMILY: Family = Family {
     name: "largest-eigenvalue",
     kind: TaskKind::Numeric,
     split: FamilySplit::TestOnly,
+    levelled: false,
     about: "linear algebra: an extreme eigenvalue of a symmetric matrix in a file",
     generate,
 };

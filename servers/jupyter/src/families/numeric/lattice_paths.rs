@@ -9,6 +9,7 @@ pub(super) const FAMILY: Family = Family {
     name: "lattice-paths",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "counting: paths through a grid with blocked cells, or coin change, modulo a prime",
     generate,
 };

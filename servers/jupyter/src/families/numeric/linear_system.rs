@@ -11,6 +11,7 @@ pub(super) const FAMILY: Family = Family {
     name: "linear-system",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "linear algebra: solve a system given in CSV files",
     generate,
 };

@@ -13,6 +13,7 @@ pub(super) const FAMILY: Family = Family {
     name: "ode-value",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "differential equations: the value of an initial value problem's solution at time T",
     generate,
 };

@@ -12,6 +12,7 @@ pub(super) const FAMILY: Family = Family {
     name: "polynomial-root",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "root finding: the one solution of an equation in an interval",
     generate,
 };

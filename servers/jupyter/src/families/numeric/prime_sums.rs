@@ -11,6 +11,7 @@ pub(super) const FAMILY: Family = Family {
     name: "prime-sums",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "number theory: count or sum the primes (or twin primes) in a range",
     generate,
 };

@@ -12,6 +12,7 @@ pub(super) const FAMILY: Family = Family {
     name: "access-log-latency",
     kind: TaskKind::Text,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "log parsing: mean or percentile latency of one endpoint of an access log",
     generate,
 };

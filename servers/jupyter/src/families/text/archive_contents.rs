@@ -14,6 +14,7 @@ pub(super) const FAMILY: Family = Family {
     name: "archive-contents",
     kind: TaskKind::Files,
     split: FamilySplit::TestOnly,
+    levelled: false,
     about: "file work: totals over the CSV files inside a tar.gz or zip archive",
     generate,
 };

@@ -14,6 +14,7 @@ pub(super) const FAMILY: Family = Family {
     name: "caesar-cipher",
     kind: TaskKind::Text,
     split: FamilySplit::TestOnly,
+    levelled: false,
     about: "decoding: decrypt a Caesar, Vigenère or substitution cipher and read a word",
     generate,
 };

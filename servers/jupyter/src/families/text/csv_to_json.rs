@@ -15,6 +15,7 @@ pub(super) const FAMILY: Family = Family {
     name: "csv-to-json",
     kind: TaskKind::Files,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "file work: convert a CSV into JSON of a stated structure and types",
     generate,
 };

@@ -16,6 +16,7 @@ pub(super) const FAMILY: Family = Family {
     name: "duplicate-files",
     kind: TaskKind::Files,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "file work: find files with identical content",
     generate,
 };

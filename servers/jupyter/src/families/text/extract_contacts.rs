@@ -14,6 +14,7 @@ pub(super) const FAMILY: Family = Family {
     name: "extract-contacts",
     kind: TaskKind::Text,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "text extraction: distinct e-mail addresses or phone numbers in free text",
     generate,
 };

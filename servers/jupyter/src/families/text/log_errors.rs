@@ -13,6 +13,7 @@ pub(super) const FAMILY: Family = Family {
     name: "log-errors",
     kind: TaskKind::Text,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "log parsing: count a service's error lines in a time window",
     generate,
 };

@@ -17,6 +17,7 @@ pub(super) const FAMILY: Family = Family {
     name: "organise-files",
     kind: TaskKind::Files,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "file work: move and rename files by a stated rule",
     generate,
 };

@@ -16,6 +16,7 @@ pub(super) const FAMILY: Family = Family {
     name: "tree-size",
     kind: TaskKind::Files,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "file work: sizes in a directory tree by extension or folder",
     generate,
 };

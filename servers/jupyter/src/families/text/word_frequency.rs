@@ -16,6 +16,7 @@ pub(super) const FAMILY: Family = Family {
     name: "word-frequency",
     kind: TaskKind::Text,
     split: FamilySplit::TrainAndTest,
+    levelled: false,
     about: "text processing: word frequencies with a stop-word list",
     generate,
 };
