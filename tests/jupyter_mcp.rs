@@ -277,6 +277,78 @@ async fn deleting_an_episode_kills_its_sandbox() {
     let _ = client.cancel().await;
 }
 
+/// Host processes whose command line holds `needle` (the jails' processes are visible from the
+/// host's /proc).
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A numeric answer needs no sandbox to grade, yet it ends what the agent started: a process
+/// a cell left in the background and one a shell command left are both gone after it.
+#[tokio::test]
+async fn what_the_agent_started_stops_when_it_answers() {
+    let server = HttpServer::start(&["jupyter", "--task", TASK]);
+    let id = server.create(jupyter(TASK)).await.id;
+    let client = server.legacy_client(&format!("/episodes/{id}/mcp")).await;
+    // Distinct durations, so the host's processes name this test's sleeps alone.
+    let (from_cell, from_shell) = (
+        format!("{}.25", 4000 + std::process::id() % 1000),
+        format!("{}.75", 4000 + std::process::id() % 1000),
+    );
+    let started = cell(
+        &client,
+        &format!("import subprocess\nsubprocess.Popen(['sleep', '{from_cell}'])\nprint('ok')"),
+    )
+    .await;
+    assert!(!is_error(&started), "{}", text(&started));
+    let shell_started = shell(
+        &client,
+        &format!("setsid sleep {from_shell} >/dev/null 2>&1 & echo ok"),
+    )
+    .await;
+    assert!(!is_error(&shell_started), "{}", text(&shell_started));
+    let mut running = false;
+    for _ in 0..50 {
+        running = !processes_with(&format!("sleep {from_cell}")).is_empty();
+        if running {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(running, "the cell's background process never started");
+
+    let answered = answer(&client, "1").await;
+    assert!(text(&answered).contains("Incorrect"), "{}", text(&answered));
+    for needle in [&from_cell, &from_shell] {
+        let mut left = Vec::new();
+        for _ in 0..50 {
+            left = processes_with(&format!("sleep {needle}"));
+            if left.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            left.is_empty(),
+            "sleep {needle} outlived the answer: {left:?}"
+        );
+    }
+    let _ = client.cancel().await;
+}
+
 /// Whether a file named `name` exists anywhere below `dir`.
 fn find(dir: &std::path::Path, name: &str) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {

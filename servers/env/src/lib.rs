@@ -19,6 +19,7 @@
 //! - [`clip`]: head-and-tail clipping of long text within a budget;
 //! - [`machine`]: the machine's cores and memory, for default limits.
 
+pub mod answer;
 pub mod choice;
 pub mod clip;
 pub mod env;

@@ -711,12 +711,27 @@ impl JupyterEpisode {
 
     async fn final_answer(&mut self, answer: String) -> StepOutcome {
         let mut home = None;
+        // Whatever the grader, the episode is over: nothing the agent started (a process in
+        // the background, a kernel thread) goes on running, or writing, after the answer.
+        let stopped = match self.sandbox() {
+            Ok(sandbox) => stop_agent(&sandbox.clone()).await,
+            Err(_) => Err("the sandbox is gone".to_owned()),
+        };
         let verdict = match self.task.grade(&answer, SANDBOX_HOME) {
-            Grading::Done(verdict) => verdict,
+            Grading::Done(verdict) => {
+                if let Err(what) = &stopped {
+                    tracing::warn!(%what, "cannot stop the agent's processes after its answer");
+                }
+                verdict
+            }
             Grading::Check(program) => match self.sandbox() {
                 Ok(sandbox) => {
                     let sandbox = sandbox.clone();
-                    match run_check(&sandbox, &program, &mut home).await {
+                    let checked = match stopped {
+                        Ok(()) => run_check(&sandbox, &program, &mut home).await,
+                        Err(what) => Err(what),
+                    };
+                    match checked {
                         Ok(verdict) => verdict,
                         // Not the agent's fault: no reward either way.
                         Err(_) if !sandbox.host_answers().await => return host_gone(&sandbox),
@@ -773,14 +788,9 @@ async fn sandbox_failure(sandbox: &Sandbox, error: &E2bError, sentence: String) 
     StepOutcome::error(sentence)
 }
 
-/// Kills what the agent runs in the sandbox (every kernel context and command), keeps the home
-/// folder as the check will see it in `home` (for rescoring), then runs the hidden check as its
-/// own process; `Err` says what kept it from running.
-async fn run_check(
-    sandbox: &Sandbox,
-    program: &crate::grading::CheckProgram,
-    home: &mut Option<HomeSnapshot>,
-) -> Result<Verdict, String> {
+/// Kills what the agent runs in the sandbox: every kernel context and every command, with what
+/// they started in the background. `Err` says what could not be stopped.
+async fn stop_agent(sandbox: &Sandbox) -> Result<(), String> {
     let failed = Err;
     match sandbox.contexts().await {
         Ok(contexts) => {
@@ -802,6 +812,18 @@ async fn run_check(
         }
         Err(error) => return failed(format!("cannot list the processes: {error}")),
     }
+    Ok(())
+}
+
+/// With the agent stopped ([`stop_agent`]), keeps the home folder as the check will see it in
+/// `home` (for rescoring), then runs the hidden check as its own process; `Err` says what kept
+/// it from running.
+async fn run_check(
+    sandbox: &Sandbox,
+    program: &crate::grading::CheckProgram,
+    home: &mut Option<HomeSnapshot>,
+) -> Result<Verdict, String> {
+    let failed = Err;
     *home = snapshot_home(sandbox).await;
     match run_program(sandbox, "check", program.source()).await {
         Ok(output) if output.error.is_none() => {

@@ -1,22 +1,26 @@
 //! Grading the string given to `final_answer`.
 //!
 //! The answer is the whole string the agent passed to `final_answer`; nothing else (cell output,
-//! notebook text) is ever searched for the expected value. The rules, per [`Grader`]:
+//! notebook text) is ever searched for the expected value. Text and numbers follow the one
+//! answer rule of [`mcpgym_env::answer`] (whitespace, one pair of quotes and one trailing
+//! period removed; commas in groups of three as thousands separators). Per [`Grader`]:
 //!
-//! - **Normalisation** (text graders): surrounding whitespace is trimmed, then one pair of
-//!   matching surrounding quotes (`"…"`, `'…'`) or backticks (`` `…` ``) is removed and the
-//!   result trimmed again. Nothing else is removed: `meadow.` is not `meadow`.
-//! - **`Exact`**: the normalised answer equals the expected string, byte for byte
+//! - **`Exact`**: the normalised answer equals the normalised expected string, byte for byte
 //!   (case-sensitive; prompts say which case they want).
-//! - **`OneOf`**: the normalised answer equals one of the accepted spellings, ignoring case
-//!   (Unicode lowercase of both sides).
+//! - **`OneOf`**: the normalised answer equals one of the accepted spellings, normalised,
+//!   ignoring case (Unicode lowercase of both sides).
 //! - **`Numeric`**: the answer must be *one number and nothing else*, by [`parse_number`]; it
-//!   is correct when `|x − value| ≤ max(abs_tol, rel_tol × |value|)`. With both tolerances 0 the
-//!   number must equal the value exactly (so `42.0` is right for 42, `42.5` is not).
+//!   is correct when `|x − value| ≤ max(abs_tol, rel_tol × |value|)` (families asking for `d`
+//!   decimal places set `abs_tol` to half a unit of the last place,
+//!   [`mcpgym_env::answer::half_unit`]). With both tolerances 0 the number must equal the value
+//!   exactly (so `42.0` is right for 42, `42.5` is not).
 //! - **`Check`**: grading needs the sandbox: [`grade`] returns the [`CheckProgram`] to run
-//!   there, and [`CheckProgram::interpret`] reads its output.
+//!   there (its `ANSWER` is the normalised answer), and [`CheckProgram::interpret`] reads its
+//!   output.
 //!
 //! A [`Verdict`]'s reason never contains the expected answer, so it may be shown or logged.
+
+use mcpgym_env::answer::{close, normalize, parse_number};
 
 use crate::python::check_program;
 use crate::tasks::{Grader, PRELUDE, Task};
@@ -130,22 +134,24 @@ pub fn interpret_check_output(stdout: &str, exit_code: Option<i32>) -> Verdict {
 /// home folder, used only by `Check` graders.
 pub fn grade(task: &Task, answer: &str, home: &str) -> Grading {
     match task.grader() {
-        Grader::Exact(expected) => Grading::Done(grade_text(answer, |a| a == expected)),
+        Grader::Exact(expected) => Grading::Done(grade_text(answer, |a| a == normalize(expected))),
         Grader::OneOf(accepted) => Grading::Done(grade_text(answer, |a| {
             let a = a.to_lowercase();
-            accepted.iter().any(|s| s.to_lowercase() == a)
+            accepted.iter().any(|s| normalize(s).to_lowercase() == a)
         })),
         Grader::Numeric {
             value,
             rel_tol,
             abs_tol,
         } => Grading::Done(grade_number(answer, *value, *rel_tol, *abs_tol)),
-        Grader::Check { code } => Grading::Check(CheckProgram::new(task, code, answer, home)),
+        Grader::Check { code } => {
+            Grading::Check(CheckProgram::new(task, code, normalize(answer), home))
+        }
     }
 }
 
 fn grade_text(answer: &str, matches: impl Fn(&str) -> bool) -> Verdict {
-    let answer = normalize_text(answer);
+    let answer = normalize(answer);
     if answer.is_empty() {
         Verdict::incorrect("the answer is empty")
     } else if matches(answer) {
@@ -162,98 +168,11 @@ fn grade_number(answer: &str, value: f64, rel_tol: f64, abs_tol: f64) -> Verdict
         );
     };
     let tolerance = abs_tol.max(rel_tol * value.abs());
-    if (number - value).abs() <= tolerance {
+    if close(number, value, tolerance) {
         Verdict::Correct
     } else {
         Verdict::incorrect("the number is not the expected value")
     }
-}
-
-/// Trims whitespace, then one pair of matching surrounding quotes or backticks, then whitespace
-/// again.
-pub fn normalize_text(answer: &str) -> &str {
-    let trimmed = answer.trim();
-    for quote in ['"', '\'', '`'] {
-        if trimmed.len() >= 2
-            && let Some(inner) = trimmed
-                .strip_prefix(quote)
-                .and_then(|s| s.strip_suffix(quote))
-        {
-            return inner.trim();
-        }
-    }
-    trimmed
-}
-
-/// Parses an answer that is one number and nothing else.
-///
-/// The rule, exactly: trim surrounding whitespace; drop one trailing `.`; what remains must be
-/// an optional sign (`+` or `-`), a mantissa, and an optional exponent (`e` or `E`, an optional
-/// sign, one or more digits). The mantissa is digits, optionally followed by `.` and one or
-/// more fractional digits (`42`, `42.5`, `.5`), where the integer digits may instead
-/// be grouped by commas in threes (`1,234`, `12,345,678.9`; not `1,23` or `12,34,567`). The
-/// value must be finite. So `42`, `42.0`, `4.2e1`, `1,234.5`, ` 42 ` and `42.` are numbers;
-/// `the answer is 42`, `42 or 43`, `42%`, `$42`, `0x2a`, `1/2`, `inf` and `nan` are not.
-pub fn parse_number(answer: &str) -> Option<f64> {
-    let text = answer.trim();
-    let text = text.strip_suffix('.').unwrap_or(text);
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    if matches!(bytes.first(), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    // Integer part: plain digits, or comma-grouped digits.
-    let int_start = i;
-    while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b',') {
-        i += 1;
-    }
-    let integer = &text[int_start..i];
-    if integer.contains(',') && !well_grouped(integer) {
-        return None;
-    }
-    let mut digits = integer.len();
-    if i < bytes.len() && bytes[i] == b'.' {
-        i += 1;
-        let frac_start = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        // `42.` has had its one trailing period removed already; a second (`42..`) is prose.
-        if i == frac_start {
-            return None;
-        }
-        digits += i - frac_start;
-    }
-    if digits == 0 {
-        return None;
-    }
-    if i < bytes.len() && matches!(bytes[i], b'e' | b'E') {
-        i += 1;
-        if i < bytes.len() && matches!(bytes[i], b'+' | b'-') {
-            i += 1;
-        }
-        let exp_start = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == exp_start {
-            return None;
-        }
-    }
-    if i != bytes.len() {
-        return None;
-    }
-    let plain: String = text.chars().filter(|c| *c != ',').collect();
-    plain.parse::<f64>().ok().filter(|x| x.is_finite())
-}
-
-/// `1,234` and `12,345,678`: a first group of one to three digits, then groups of exactly three.
-fn well_grouped(integer: &str) -> bool {
-    let mut groups = integer.split(',');
-    let first_ok = groups
-        .next()
-        .is_some_and(|g| (1..=3).contains(&g.len()) && g.bytes().all(|b| b.is_ascii_digit()));
-    first_ok && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -283,63 +202,17 @@ mod tests {
     }
 
     #[test]
-    fn numbers_in_every_accepted_form() {
-        for text in [
-            "42", "42.0", "4.2e1", "4.2E+1", "420e-1", " 42 ", "42.", "+42", "\n42\t", "42.0.",
-        ] {
-            assert_eq!(parse_number(text), Some(42.0), "{text:?}");
-        }
-        assert_eq!(parse_number("1,234.5"), Some(1234.5));
-        assert_eq!(parse_number("-12,345,678"), Some(-12_345_678.0));
-        assert_eq!(parse_number(".5"), Some(0.5));
-        assert_eq!(parse_number("-0.669"), Some(-0.669));
-    }
-
-    #[test]
-    fn text_around_a_number_is_not_a_number() {
-        for text in [
-            "the answer is 42",
-            "42 or 43",
-            "42 43",
-            "about 42",
-            "42%",
-            "$42",
-            "0x2a",
-            "1/2",
-            "inf",
-            "NaN",
-            "1e999",
-            "",
-            ".",
-            "-",
-            "1e",
-            "e5",
-            "1,23",
-            "12,34,567",
-            ",123",
-            "123,",
-            "1,234,",
-            "42..",
-            "4 2",
-            "42 .",
-            "١٢",
-            "x = 42",
-            "42\n43",
-        ] {
-            assert_eq!(parse_number(text), None, "{text:?}");
-        }
-    }
-
-    #[test]
     fn numeric_tolerances() {
         let exact = numeric(42.0, 0.0, 0.0);
         assert!(verdict(&exact, "42"));
         assert!(verdict(&exact, "42.000"));
         assert!(!verdict(&exact, "42.0001"));
         assert!(!verdict(&exact, "the answer is 42 or 43"));
-        let two_places = numeric(17758.55, 0.0, 0.01);
+        let two_places = numeric(17758.55, 0.0, mcpgym_env::answer::half_unit(2));
         assert!(verdict(&two_places, "17,758.55"));
+        assert!(verdict(&two_places, "\"17758.55\""));
         assert!(verdict(&two_places, "17758.5512"));
+        assert!(!verdict(&two_places, "17758.56"), "one cent off is wrong");
         assert!(!verdict(&two_places, "17758.6"));
         let relative = numeric(0.0900092352, 1e-5, 1e-6);
         assert!(verdict(&relative, "0.090009"));
@@ -357,7 +230,15 @@ mod tests {
         assert!(verdict(&exact, "\"ACC-038\""));
         assert!(verdict(&exact, "`ACC-038`"));
         assert!(!verdict(&exact, "acc-038"), "exact is case-sensitive");
-        assert!(!verdict(&exact, "ACC-038."));
+        assert!(
+            verdict(&exact, "ACC-038."),
+            "one trailing period goes, as everywhere"
+        );
+        assert!(verdict(
+            &Grader::Exact("Meet at noon.".into()),
+            "Meet at noon"
+        ));
+        assert!(!verdict(&exact, "ACC-038.."));
         assert!(!verdict(&exact, "The account is ACC-038"));
         assert!(!verdict(&exact, "\"ACC-038'"));
         assert!(!verdict(&exact, ""));

@@ -3,6 +3,7 @@
 
 use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "group-revenue",
@@ -82,7 +83,7 @@ fn generate(g: &mut Gen) -> Instance {
         Grader::Numeric {
             value: total,
             rel_tol: 0.0,
-            abs_tol: 0.011,
+            abs_tol: half_unit(2),
         },
     )
     .file(

@@ -5,6 +5,7 @@ use super::draw::{Attempt, draw};
 use super::stats::{mean, sum};
 use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, date_of, round, words};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "join-orders",
@@ -150,7 +151,7 @@ fn attempt(g: &mut Gen) -> Attempt {
         Grader::Numeric {
             value,
             rel_tol: 0.0,
-            abs_tol: 0.011,
+            abs_tol: half_unit(2),
         },
     )
     .file(

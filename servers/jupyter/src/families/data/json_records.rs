@@ -1,6 +1,7 @@
 //! `json-records`: a JSON list of orders with nested customer, item and shipping records; an
 //! aggregate over a nested field for one group of orders.
 
+use mcpgym_env::answer::half_unit;
 use serde_json::{Value, json};
 
 use super::draw::{Attempt, draw};
@@ -154,7 +155,7 @@ fn attempt(g: &mut Gen) -> Attempt {
         Grader::Numeric {
             value,
             rel_tol: 0.0,
-            abs_tol: 0.011,
+            abs_tol: half_unit(2),
         },
     )
     .file(file, text.into_bytes())

@@ -5,6 +5,7 @@ use super::draw::{Attempt, draw};
 use super::stats::ols;
 use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "linear-regression",
@@ -135,7 +136,7 @@ fn attempt(g: &mut Gen) -> Attempt {
             Grader::Numeric {
                 value,
                 rel_tol: 0.0,
-                abs_tol: 0.0011,
+                abs_tol: half_unit(3),
             },
         )
         .file(file, csv_bytes(&header, &rows))

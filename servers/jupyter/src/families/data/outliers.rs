@@ -6,6 +6,7 @@ use super::draw::{Attempt, draw};
 use super::stats::{mean, quantile, sd, sum};
 use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "outliers",
@@ -149,7 +150,7 @@ fn attempt(g: &mut Gen) -> Attempt {
                 Grader::Numeric {
                     value: total,
                     rel_tol: 0.0,
-                    abs_tol: 0.011,
+                    abs_tol: half_unit(2),
                 },
                 Some(format!("{total:.2}")),
             )
@@ -164,7 +165,7 @@ fn attempt(g: &mut Gen) -> Attempt {
                 Grader::Numeric {
                     value: average,
                     rel_tol: 0.0,
-                    abs_tol: 0.0011,
+                    abs_tol: half_unit(3),
                 },
                 Some(format!("{average:.3}")),
             )

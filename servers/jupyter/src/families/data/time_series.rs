@@ -1,6 +1,7 @@
 //! `time-series`: a daily series with missing days; a monthly or weekly mean, a trailing
 //! seven-day mean, or the month whose mean is highest.
 
+use mcpgym_env::answer::half_unit;
 use std::collections::BTreeMap;
 
 use super::draw::{Attempt, draw};
@@ -169,6 +170,6 @@ fn numeric(value: f64) -> Grader {
     Grader::Numeric {
         value,
         rel_tol: 0.0,
-        abs_tol: 0.011,
+        abs_tol: half_unit(2),
     }
 }

@@ -1,6 +1,7 @@
 //! `top-customer`: transactions, and refunds of some of them in a JSON file; the customer with
 //! the highest net revenue after refunds (by id or name), or that net revenue.
 
+use mcpgym_env::answer::half_unit;
 use serde_json::{Value, json};
 
 use super::draw::{Attempt, draw};
@@ -200,6 +201,6 @@ fn numeric(value: f64) -> Grader {
     Grader::Numeric {
         value,
         rel_tol: 0.0,
-        abs_tol: 0.011,
+        abs_tol: half_unit(2),
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "largest-eigenvalue",
@@ -68,8 +69,8 @@ fn draw(g: &mut Gen) -> Option<Instance> {
             ),
             Grader::Numeric {
                 value: answer,
-                rel_tol: 1e-6,
-                abs_tol: 2e-6,
+                rel_tol: 0.0,
+                abs_tol: half_unit(6),
             },
         )
         .file(file, text.into_bytes())

@@ -6,6 +6,7 @@
 
 use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "linear-system",
@@ -101,8 +102,8 @@ fn draw(g: &mut Gen) -> Option<Instance> {
     ));
     instance.grader = Grader::Numeric {
         value: answer,
-        rel_tol: 1e-6,
-        abs_tol: 2e-6,
+        rel_tol: 0.0,
+        abs_tol: half_unit(6),
     };
     Some(instance.secret(format!("{answer:.6}")))
 }

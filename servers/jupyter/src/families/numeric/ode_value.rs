@@ -8,6 +8,7 @@
 use super::py_number;
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "ode-value",
@@ -156,8 +157,8 @@ fn draw(g: &mut Gen) -> Option<Instance> {
             ),
             Grader::Numeric {
                 value: answer,
-                rel_tol: 1e-4,
-                abs_tol: 1e-6,
+                rel_tol: 0.0,
+                abs_tol: half_unit(6),
             },
         )
         .secret(format!("{answer:.6}")),

@@ -7,6 +7,7 @@
 use super::{poly_eval, poly_text, scaled_x};
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 pub(super) const FAMILY: Family = Family {
     name: "polynomial-root",
@@ -130,7 +131,7 @@ fn draw(g: &mut Gen) -> Option<Instance> {
             Grader::Numeric {
                 value: root,
                 rel_tol: 0.0,
-                abs_tol: 2e-6,
+                abs_tol: half_unit(6),
             },
         )
         .secret(format!("{root:.6}")),

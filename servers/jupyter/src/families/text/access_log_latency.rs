@@ -5,6 +5,7 @@
 
 use crate::families::{Family, FamilySplit, Gen, Instance, round};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 use super::common::{date_time, without_leak};
 
@@ -177,7 +178,7 @@ fn attempt(g: &mut Gen) -> Instance {
             Grader::Numeric {
                 value: mean,
                 rel_tol: 0.0,
-                abs_tol: 0.011,
+                abs_tol: half_unit(2),
             },
         )
         .file(file, text.into_bytes())

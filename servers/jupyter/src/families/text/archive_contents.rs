@@ -7,6 +7,7 @@
 
 use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
 use crate::tasks::{Grader, TaskKind};
+use mcpgym_env::answer::half_unit;
 
 use super::common::{filler, without_leak};
 
@@ -191,7 +192,7 @@ fn attempt(g: &mut Gen) -> Instance {
         Grader::Numeric {
             value,
             rel_tol: 0.0,
-            abs_tol: 0.011,
+            abs_tol: half_unit(2),
         },
     )
     .secret(format!("{value:.2}"));
