@@ -395,3 +395,86 @@ async fn a_jupyter_plot_exports_as_a_data_url() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Writes a test secret of 32 bytes, all `byte`, and returns its path.
+fn secret_file(dir: &Path, byte: u8) -> PathBuf {
+    let path = dir.join(format!("secret-{byte}"));
+    std::fs::write(&path, format!("{byte:02x}").repeat(32)).unwrap();
+    path
+}
+
+/// The prompts of the first rows of `split` of two families, exported under `secret`.
+fn prompts(dir: &Path, split: &str, secret: &Path) -> Vec<String> {
+    let file = dir.join("tasks.jsonl");
+    succeeded(&run(&[
+        "tasks",
+        "export",
+        "--env",
+        "jupyter",
+        "--split",
+        split,
+        "--families",
+        "join-orders,group-revenue",
+        "--count",
+        "6",
+        "--test-secret",
+        secret.to_str().unwrap(),
+        "-o",
+        file.to_str().unwrap(),
+    ]));
+    lines(&file)
+        .iter()
+        .map(|row| row["prompt"][0]["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A test task comes from its id and the server's secret: two secrets pose different test
+/// tasks under the same ids, one secret always the same; training tasks depend on neither.
+#[test]
+fn test_tasks_follow_the_secret_and_train_tasks_do_not() {
+    let dir = temp_dir("secret");
+    let (one, two) = (secret_file(&dir, 1), secret_file(&dir, 2));
+    let test_one = prompts(&dir, "test", &one);
+    assert_eq!(
+        prompts(&dir, "test", &one),
+        test_one,
+        "one secret, one task"
+    );
+    let test_two = prompts(&dir, "test", &two);
+    let differ = test_one
+        .iter()
+        .zip(&test_two)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(
+        differ >= 5,
+        "only {differ} of 6 test prompts changed with the secret"
+    );
+    assert_eq!(prompts(&dir, "train", &one), prompts(&dir, "train", &two));
+    // A secret file that is not one is refused with what to do.
+    std::fs::write(dir.join("bad"), "not hex").unwrap();
+    let stderr = failed(&run(&[
+        "tasks",
+        "export",
+        "--env",
+        "jupyter",
+        "--test-secret",
+        dir.join("bad").to_str().unwrap(),
+        "-o",
+        "-",
+    ]));
+    assert!(stderr.contains("64 hexadecimal digits"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `GET /tasks` lists the levels of a family that has them, and none for one that does not.
+#[tokio::test]
+async fn the_task_list_names_each_familys_levels() {
+    let server = HttpServer::start(&["jupyter"]);
+    let listed = server.get_json("/tasks?env=jupyter&limit=1").await;
+    let families = listed["families"].as_array().unwrap();
+    let levels =
+        |name: &str| families.iter().find(|f| f["name"] == name).unwrap()["levels"].clone();
+    assert_eq!(levels("join-orders"), json!(["easy", "medium", "hard"]));
+    assert_eq!(levels("prime-sums"), json!([]));
+}

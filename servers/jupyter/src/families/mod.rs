@@ -11,6 +11,10 @@
 //! `families/<name>/solver.py` beside this crate, which the family tests run on hundreds of
 //! instances (it is never embedded in the binary).
 //!
+//! A numeric grader keeps the value unrounded: its tolerance is half a unit of the precision
+//! the prompt asks for ([`mcpgym_env::answer`]), so a value on a rounding edge accepts both of
+//! its roundings, which summing in another order can give.
+//!
 //! To add a family: a module in `data/`, `text/` or `numeric/` with
 //! `pub(super) const FAMILY: Family`, listed in that folder's `FAMILIES`, its solver, and
 //! its line in `family_tests!` (`servers/jupyter/tests/families.rs`; a test fails until it is

@@ -121,6 +121,8 @@ impl EvalArgs {
 struct Job {
     task: String,
     family: String,
+    /// The task's level, where its family has levels.
+    level: Option<String>,
     seed: u64,
     sample: u32,
 }
@@ -232,6 +234,12 @@ fn jobs(args: &EvalArgs, env: &Arc<dyn Environment>) -> anyhow::Result<Vec<Job>>
         .count
         .unwrap_or(groups as u64 * args.per_family.unwrap_or(2));
     let rows = Rows::new(env.clone(), selection(Some(count)))?;
+    let tasks = env.tasks();
+    let level_of = |task: &str| {
+        let (name, n) = mcpgym_shared::task::parse_family_id(task)?;
+        let family = tasks.families().iter().find(|f| f.name == name)?;
+        Some(family.level_of(n)?.name().to_owned())
+    };
     Ok(rows
         .iter()
         .flat_map(|row| {
@@ -240,9 +248,11 @@ fn jobs(args: &EvalArgs, env: &Arc<dyn Environment>) -> anyhow::Result<Vec<Job>>
                 .family
                 .clone()
                 .unwrap_or_else(|| "listed".to_owned());
+            let level = level_of(&row.task);
             (0..args.k).map(move |sample| Job {
                 task: row.task.clone(),
                 family: family.clone(),
+                level: level.clone(),
                 seed: row.seed,
                 sample,
             })
@@ -260,6 +270,7 @@ async fn play(
 ) -> EpisodeResult {
     let started = Instant::now();
     let mut result = EpisodeResult::new(&job.task, &job.family, job.seed, job.sample);
+    result.level = job.level.clone();
     let created = match hub
         .create(CreateEpisode {
             env: Some(env.name().to_owned()),

@@ -1,7 +1,7 @@
 //! `group-revenue`: a sales CSV; the total revenue of one group (a region, a product, or a
 //! month), to the cent.
 
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
+use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -73,7 +73,6 @@ fn generate(g: &mut Gen) -> Instance {
             )
         }
     };
-    let total = round(total, 2);
     Instance::new(
         format!(
             "The file sales.csv in your home directory has one row per sale: date, region, \

@@ -1,9 +1,14 @@
 //! `join-orders`: customers.csv and orders.csv; join them, then an aggregate of the orders of
 //! the customers that match a condition (a city, a signup year, or both).
+//!
+//! Levels: easy is a few dozen customers and one condition; medium adds the combined
+//! conditions and the per-customer question; hard is several times the data with dirty keys
+//! (customer ids in lower case or padded with spaces), orders listed twice, and amounts
+//! written with a `$`, each to be cleaned (as the prompt says) before the join.
 
 use super::draw::{Attempt, draw};
 use super::stats::{mean, sum};
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, date_of, round, words};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, date_of, words};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -11,7 +16,7 @@ pub(super) const FAMILY: Family = Family {
     name: "join-orders",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "join customers and orders, then aggregate the orders of matching customers",
     generate,
 };
@@ -36,8 +41,10 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn attempt(g: &mut Gen) -> Attempt {
+    let level = g.level();
+    let hard = level == Level::Hard;
     let cities = g.subset(words::CITIES, 3, 6);
-    let count = g.int(20, 70);
+    let count = level.pick(g.int(15, 30), g.int(20, 70), g.int(80, 160));
     let mut next_id = g.int(100, 900);
     let mut customers = Vec::new();
     let mut customer_rows = Vec::new();
@@ -57,7 +64,8 @@ fn attempt(g: &mut Gen) -> Attempt {
     let mut orders = Vec::new();
     let mut order_rows = Vec::new();
     let mut order_id = g.int(10_000, 60_000);
-    for _ in 0..g.int(120, 450) {
+    let order_count = level.pick(g.int(60, 150), g.int(120, 450), g.int(600, 1200));
+    for _ in 0..order_count {
         order_id += g.int(1, 3);
         // A few orders belong to customers no longer in customers.csv: the join drops them.
         let customer = if g.chance(0.04) {
@@ -69,12 +77,31 @@ fn attempt(g: &mut Gen) -> Attempt {
         let day = g.int(0, 6 * 365);
         let date = date_of(day);
         let amount = g.money(5.0, 480.0, 2);
-        order_rows.push(vec![
+        // Hard: the key and the amount as a careless export writes them, and some orders twice.
+        let written_customer = if hard && g.chance(0.15) {
+            match g.index(3) {
+                0 => customer.to_lowercase(),
+                1 => format!(" {customer}"),
+                _ => format!("{customer}  "),
+            }
+        } else {
+            customer.clone()
+        };
+        let written_amount = if hard && g.chance(0.2) {
+            format!("${amount:.2}")
+        } else {
+            format!("{amount:.2}")
+        };
+        let row = vec![
             format!("O{order_id}"),
-            customer.clone(),
+            written_customer,
             date.clone(),
-            format!("{amount:.2}"),
-        ]);
+            written_amount,
+        ];
+        if hard && g.chance(0.06) {
+            order_rows.push(row.clone());
+        }
+        order_rows.push(row);
         orders.push(Order {
             customer,
             year: date[..4].parse().unwrap_or(2020),
@@ -83,7 +110,8 @@ fn attempt(g: &mut Gen) -> Attempt {
     }
     let city = *g.pick(&cities);
     let year = g.int(2020, 2025);
-    let (who, matches): (String, Condition) = match g.index(4) {
+    let conditions = level.pick(2, 4, 4);
+    let (who, matches): (String, Condition) = match g.index(conditions) {
         0 => (
             format!("customers whose city is {city}"),
             Box::new(move |c, _| c.city == city),
@@ -113,7 +141,8 @@ fn attempt(g: &mut Gen) -> Attempt {
         })
         .collect();
     let amounts: Vec<f64> = matched.iter().map(|m| m.1).collect();
-    let (question, value) = match g.index(3) {
+    let questions = level.pick(2, 3, 3);
+    let (question, value) = match g.index(questions) {
         0 => (
             format!("What is the total amount of the orders of {who}?"),
             sum(&amounts),
@@ -140,11 +169,18 @@ fn attempt(g: &mut Gen) -> Attempt {
             )
         }
     };
-    let value = round(value, 2);
+    let dirty = if hard {
+        " orders.csv was exported carelessly: a customer_id there may be in lower case or \
+         padded with spaces (it names the customer whose id it is once trimmed and upper-cased), \
+         an amount may carry a leading $, and an order may be listed more than once (count each \
+         order_id once)."
+    } else {
+        ""
+    };
     let instance = Instance::new(
         format!(
             "Your home directory holds customers.csv (customer_id, name, city, signup_date) and \
-             orders.csv (order_id, customer_id, order_date, amount); dates are YYYY-MM-DD. \
+             orders.csv (order_id, customer_id, order_date, amount); dates are YYYY-MM-DD.{dirty} \
              Orders whose customer_id is not in customers.csv are ignored. {question} \
              Give the number rounded to 2 decimal places."
         ),

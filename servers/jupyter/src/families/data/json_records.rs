@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::draw::{Attempt, draw};
 use super::stats::{mean, sum};
-use crate::families::{Family, FamilySplit, Gen, Instance, round, words};
+use crate::families::{Family, FamilySplit, Gen, Instance, words};
 use crate::tasks::{Grader, TaskKind};
 
 pub(super) const FAMILY: Family = Family {
@@ -143,7 +143,6 @@ fn attempt(g: &mut Gen) -> Attempt {
             ),
         ),
     };
-    let value = round(value, 2);
     let text = serde_json::to_string_pretty(&Value::from(records)).unwrap_or_default();
     let instance = Instance::new(
         format!(

@@ -122,7 +122,6 @@ fn attempt(g: &mut Gen) -> Attempt {
             )
         }
     };
-    let value = round(value, 3);
     let mut header: Vec<&str> = features.clone();
     header.push(target);
     Attempt::new(

@@ -125,7 +125,6 @@ fn attempt(g: &mut Gen) -> Attempt {
             sd(&values, 1),
         ),
     };
-    let value = round(value, 2);
     let spelled = tokens
         .iter()
         .map(|t| format!("{t:?}"))

@@ -141,7 +141,7 @@ fn attempt(g: &mut Gen) -> Attempt {
         ),
         1 => {
             sound &= !outliers.is_empty();
-            let total = round(sum(&outliers), 2);
+            let total = sum(&outliers);
             (
                 format!(
                     "What is the sum of the {quantity} values of the outliers? Give it rounded \
@@ -156,7 +156,7 @@ fn attempt(g: &mut Gen) -> Attempt {
             )
         }
         _ => {
-            let average = round(mean(&kept), 3);
+            let average = mean(&kept);
             (
                 format!(
                     "Remove the outliers. What is the mean {quantity} of the remaining \

@@ -166,7 +166,7 @@ fn attempt(g: &mut Gen) -> Attempt {
             None,
         ),
         1 => {
-            let total = round(sum(&fares), 2);
+            let total = sum(&fares);
             (
                 "What is the sum of fare over the matching trips? Give it rounded to 2 decimal \
                  places."
@@ -180,7 +180,7 @@ fn attempt(g: &mut Gen) -> Attempt {
             )
         }
         _ => {
-            let average = round(mean(&distances), 3);
+            let average = mean(&distances);
             (
                 "What is the mean distance_km of the matching trips? Give it rounded to 3 \
                  decimal places."

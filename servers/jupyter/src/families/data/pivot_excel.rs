@@ -3,7 +3,7 @@
 
 use super::draw::{Attempt, draw};
 use super::stats::{mean, sum};
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, date_of, round, words};
+use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, date_of, words};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -149,7 +149,6 @@ fn attempt(g: &mut Gen) -> Attempt {
             sum(&values(None, Some(category))),
         ),
     };
-    let value = round(value, 2);
     let where_ = if notes {
         format!("on its sheet {sheet:?} (the first sheet holds notes)")
     } else {

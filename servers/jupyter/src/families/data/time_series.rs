@@ -86,7 +86,7 @@ fn attempt(g: &mut Gen) -> Attempt {
             let weeks: Vec<(i64, Vec<f64>)> =
                 weeks.into_iter().filter(|(_, v)| v.len() >= 3).collect();
             let (monday, values) = g.pick(&weeks);
-            let value = round(mean(values), 2);
+            let value = mean(values);
             (
                 format!(
                     "Resample the series to weekly means over weeks running Monday to Sunday \
@@ -108,7 +108,7 @@ fn attempt(g: &mut Gen) -> Attempt {
                 .filter(|d| d.0 > day - 7 && d.0 <= *day)
                 .map(|d| d.2)
                 .collect();
-            let value = round(mean(&window), 2);
+            let value = mean(&window);
             (
                 format!(
                     "Compute the trailing 7-day rolling mean over calendar days: on a date D, \
@@ -125,7 +125,6 @@ fn attempt(g: &mut Gen) -> Attempt {
             ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
             sound = ranked.len() >= 2 && ranked[0].1 - ranked[1].1 >= 0.01;
             let (month, value) = ranked[0];
-            let value = round(value, 2);
             if variant == 3 {
                 // The month is a label the file shows (in every date of it), so not secret.
                 (

@@ -3,7 +3,7 @@
 //!
 //! Paths carry numeric ids and query strings, so an endpoint is a pattern, not a string.
 
-use crate::families::{Family, FamilySplit, Gen, Instance, round};
+use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -169,7 +169,7 @@ fn attempt(g: &mut Gen) -> Instance {
     );
     chosen.sort_unstable();
     if g.chance(0.5) {
-        let mean = round(chosen.iter().sum::<i64>() as f64 / chosen.len() as f64, 2);
+        let mean = chosen.iter().sum::<i64>() as f64 / chosen.len() as f64;
         Instance::new(
             format!(
                 "{common} What is their mean latency in milliseconds? Give the number rounded \

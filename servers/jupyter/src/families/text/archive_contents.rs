@@ -5,7 +5,7 @@
 //! The setup packs the files with fixed dates, owners and modes, so the archive's bytes are the
 //! same on every run; the unpacked files are removed.
 
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
+use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -186,7 +186,6 @@ fn attempt(g: &mut Gen) -> Instance {
             rows_seen.iter().map(|r| r.1).sum::<f64>() / rows_seen.len() as f64,
         ),
     };
-    let value = round(value, 2);
     let mut instance = Instance::new(
         format!("{intro} {question}"),
         Grader::Numeric {
