@@ -53,7 +53,9 @@ async fn play_family(name: &str) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(by_tier(2, 20));
     let untouched_count = by_tier(1, 3);
-    let server = Arc::new(HttpServer::start(DEMO_SERVER));
+    // The instances are generated here and on the server: the same secret for both.
+    let server_args = [DEMO_SERVER, &["--test-secret", shared_test_secret()]].concat();
+    let server = Arc::new(HttpServer::start(&server_args));
     let places = Arc::new(Semaphore::new(desktops_at_once()));
     let tasks = instances(family, seeds);
     let mut runs = Vec::new();

@@ -26,6 +26,26 @@ use serde_json::{Value, json};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcpgym");
 
+/// The test secret this process and the servers it starts share, so that a test instance
+/// generated here (to play its demo, say) is the one the server poses: a fixed secret, set in
+/// this process on first use, and the path of its file to pass as `--test-secret`.
+pub fn shared_test_secret() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        const BYTE: u8 = 0x5a;
+        let path = std::env::temp_dir().join("mcpgym-tests-test-secret");
+        // Written beside and renamed: test processes running at once write the same bytes.
+        let partial = path.with_extension(std::process::id().to_string());
+        std::fs::write(&partial, format!("{BYTE:02x}").repeat(32)).unwrap();
+        std::fs::rename(&partial, &path).unwrap();
+        assert!(
+            mcpgym_shared::generate::set_test_secret([BYTE; 32]),
+            "another test secret was set in this process"
+        );
+        path.to_str().unwrap().to_owned()
+    })
+}
+
 /// `mcpgym replay FILE`: whether it exited 0, and what it printed.
 pub fn replay(file: &std::path::Path) -> (bool, String) {
     let output = Command::new(BIN)

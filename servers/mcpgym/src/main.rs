@@ -279,7 +279,16 @@ fn main() -> anyhow::Result<()> {
             | Command::Eval { .. }
             | Command::Tasks { .. }
     ) {
-        secret::load(cli.test_secret.as_deref())?;
+        // A user without a writable state folder (e.g. `nobody`) still serves, with the
+        // public test split, and is told how to keep it secret.
+        if let Err(error) = secret::load(cli.test_secret.as_deref()) {
+            if cli.test_secret.is_some() {
+                return Err(error);
+            }
+            tracing::warn!(
+                "{error:#}; test instances are the public ones: pass --test-secret FILE"
+            );
+        }
     }
     let jails = match &cli.command {
         Command::Env(env) => env.registration.jails,
