@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use mcpgym_env::Split;
+use mcpgym_env::generate::Level;
 use mcpgym_env::rng::EpisodeRng;
 use mcpgym_jupyter::families::{FAMILIES, Family, FamilySplit};
 use mcpgym_jupyter::grading::{Grading, grade};
@@ -61,6 +62,31 @@ fn instances(family: &Family, split: Split, seeds: u64) -> Vec<u64> {
     (0..seeds)
         .map(|seed| range.start + EpisodeRng::new(seed ^ 0x5EED).below_u64(range.end - range.start))
         .collect()
+}
+
+/// The instances of a split the solver must solve: the first [`solved_per_split`] the seeds
+/// select, of each level for a levelled family.
+fn solved_instances(family: &Family, split: Split) -> Vec<u64> {
+    let per_level = solved_per_split();
+    if !family.levelled {
+        return instances(family, split, per_level);
+    }
+    let mut counts = [0; 3];
+    let mut picked = Vec::new();
+    // Seeds pick instances uniformly, so each level turns up about every third seed.
+    for n in instances(family, split, per_level * 60) {
+        let level = Level::of(n) as usize;
+        if counts[level] < per_level {
+            counts[level] += 1;
+            picked.push(n);
+        }
+    }
+    assert!(
+        counts.iter().all(|&c| c == per_level),
+        "{}: too few seeds reached every level",
+        family.name
+    );
+    picked
 }
 
 fn splits(family: &Family) -> Vec<Split> {
@@ -164,7 +190,7 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
     let mut failures = Vec::new();
     let mut tasks: Vec<Task> = Vec::new();
     for split in splits(family) {
-        for n in instances(family, split, solved_per_split()) {
+        for n in solved_instances(family, split) {
             let task = family.task(n).expect("an instance of the split's range");
             assert_eq!(task.split(), split, "{}", task.id());
             tasks.push(task);
@@ -206,6 +232,13 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
                     && untouched.is_correct()
                 {
                     failures.push(format!("{id}: an empty answer passed"));
+                }
+                for near_miss in near_misses(task.grader()) {
+                    if let Grading::Done(verdict) = graded(&near_miss, &home(task, "solved"))
+                        && verdict.is_correct()
+                    {
+                        failures.push(format!("{id}: the near miss {near_miss:?} passed"));
+                    }
                 }
             }
             Grading::Check(program) => {
@@ -251,6 +284,38 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
         }
     }
     failures
+}
+
+/// Answers a hacking policy would try that a numeric grader must refuse: the value just past
+/// its tolerance either way, and the value rounded to one decimal fewer when that moves it
+/// past the tolerance.
+fn near_misses(grader: &Grader) -> Vec<String> {
+    let Grader::Numeric {
+        value,
+        rel_tol,
+        abs_tol,
+    } = grader
+    else {
+        return Vec::new();
+    };
+    let tolerance = abs_tol.max(rel_tol * value.abs());
+    // Past the tolerance and the grader's float slack (1e-9 of the value); a count, asked
+    // exactly, is missed by one.
+    let offset = if tolerance == 0.0 && value.fract() == 0.0 {
+        1.0
+    } else {
+        1.5 * tolerance + 1e-8 * value.abs().max(1.0)
+    };
+    let mut misses = vec![format!("{}", value + offset), format!("{}", value - offset)];
+    // Only where the prompt asks for a number of decimal places (an absolute tolerance).
+    if *rel_tol == 0.0 && tolerance > 0.0 && tolerance < 0.5 {
+        let decimals = (-(2.0 * tolerance).log10()).round() as i32;
+        let coarse = mcpgym_env::generate::round(*value, decimals - 1);
+        if (coarse - value).abs() > offset {
+            misses.push(format!("{coarse}"));
+        }
+    }
+    misses
 }
 
 #[test]
@@ -312,7 +377,7 @@ family_tests! {
     json_records strongest_correlation top_customer missing_values linear_regression
     pivot_excel outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue
     fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
-    fix_script
+    fix_script store_margin
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod outliers;
 mod parquet_filter;
 mod pivot_excel;
 mod stats;
+mod store_margin;
 mod strongest_correlation;
 mod time_series;
 mod top_customer;
@@ -30,4 +31,5 @@ pub(super) static FAMILIES: &[Family] = &[
     strongest_correlation::FAMILY,
     missing_values::FAMILY,
     top_customer::FAMILY,
+    store_margin::FAMILY,
 ];
