@@ -34,9 +34,11 @@ pub fn half_unit(decimals: u32) -> f64 {
 }
 
 /// Whether `number` is within `tolerance` of `value`, allowing for the rounding error of
-/// binary floating point (so a value exactly half a unit away is inside).
+/// binary floating point (so a value exactly half a unit away is inside). The slack is 1e-12
+/// of the value: several thousand times a double's rounding error, yet too small to let an
+/// exact integer answer of up to 10^11 be off by one.
 pub fn close(number: f64, value: f64, tolerance: f64) -> bool {
-    (number - value).abs() <= tolerance + 1e-9 * value.abs().max(1.0)
+    (number - value).abs() <= tolerance + 1e-12 * value.abs().max(1.0)
 }
 
 /// Parses an answer that is one number and nothing else.
@@ -183,5 +185,7 @@ mod tests {
         assert!(!close(0.123457, 0.123456 - 1e-9, half_unit(6)));
         assert!(close(42.0, 42.0, 0.0));
         assert!(!close(42.0001, 42.0, 0.0));
+        // A large exact integer (a sum of primes) off by one is wrong.
+        assert!(!close(62_564_041_738.0, 62_564_041_737.0, 0.0));
     }
 }
