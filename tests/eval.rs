@@ -848,8 +848,9 @@ fn rescore_agrees_with_the_online_rewards_and_names_a_tampered_one() {
         ],
         &hilo,
     );
-    // An answer graded alone, and two graded by hidden checks on the files left in the home
-    // folder (the kept folder goes into a new sandbox).
+    // An answer graded alone, two graded by hidden checks on the files left in the home
+    // folder (the kept folder goes into a new sandbox), and a model's predictions (the kept
+    // file measured again on the host).
     eval(
         &[
             "--env",
@@ -859,7 +860,7 @@ fn rescore_agrees_with_the_online_rewards_and_names_a_tampered_one() {
             "--per-family",
             "1",
             "--families",
-            "prime-sums,fix-function,organise-files",
+            "prime-sums,fix-function,organise-files,house-prices",
         ],
         &jupyter,
     );
@@ -870,7 +871,7 @@ fn rescore_agrees_with_the_online_rewards_and_names_a_tampered_one() {
         "{printed}"
     );
     let agreed = printed.lines().filter(|l| l.contains(": agrees")).count();
-    assert!(agreed >= 6, "{printed}");
+    assert!(agreed >= 7, "{printed}");
 
     // A trajectory whose kept answer was changed after the fact is named, and the run fails.
     let file = std::fs::read_dir(&jupyter)

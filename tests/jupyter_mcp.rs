@@ -958,6 +958,70 @@ fn example_tasks() -> String {
 }
 
 #[tokio::test]
+async fn a_models_predictions_earn_partial_credit_measured_outside_the_sandbox() {
+    let server = HttpServer::start(&["jupyter"]);
+    let task = "house-prices/4242";
+    let prompt_of = |result: &CallToolResult| {
+        step_structured(result)["prompt"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    // The reference model succeeds; its reward is its score, under `success`.
+    let created = server.create(jupyter(task)).await;
+    let client = server.legacy_client(&created.mcp_url).await;
+    let prompt = prompt_of(
+        &client
+            .call_tool(call("get_task", Default::default()))
+            .await
+            .unwrap(),
+    );
+    assert!(!prompt.contains("price\n") && prompt.contains("predictions.csv"));
+    cell(&client, &solver_cell("house-prices", &prompt)).await;
+    // The held-out prices are nowhere the agent can read.
+    let listing = shell(&client, "ls -A; head -c 300 held_out.csv").await;
+    assert!(!text(&listing).contains("price,"), "{}", text(&listing));
+    let graded = answer(&client, "done").await;
+    let components = &step(&graded)["reward_components"];
+    let score = components["success"].as_f64().unwrap_or_default();
+    assert!((0.8..=1.0).contains(&score), "{}", text(&graded));
+    assert_eq!(step_structured(&graded)["score"], json!(score));
+    assert_eq!(step_structured(&graded)["correct"], json!(true));
+    client.cancel().await.unwrap();
+
+    // Half the houses at the average price: some credit, short of success.
+    let created = server.create(jupyter(task)).await;
+    let client = server.legacy_client(&created.mcp_url).await;
+    cell(&client, &solver_cell("house-prices", &prompt)).await;
+    let halved = cell(
+        &client,
+        "import pandas as pd\np = pd.read_csv('predictions.csv')\nmean = pd.read_csv('sales.csv').price.mean()\np.loc[p.index % 2 == 0, 'prediction'] = mean\np.to_csv('predictions.csv', index=False)\nprint(len(p))",
+    )
+    .await;
+    assert!(!text(&halved).contains("Error"), "{}", text(&halved));
+    let graded = answer(&client, "done").await;
+    let components = &step(&graded)["reward_components"];
+    let partial = components["partial"].as_f64().unwrap_or_default();
+    assert!(partial > 0.05 && partial < 0.8, "{}", text(&graded));
+    assert!(components.get("success").is_none(), "{components}");
+    assert!(text(&graded).contains("RMSE"), "{}", text(&graded));
+    client.cancel().await.unwrap();
+
+    // No file at all: nothing, with a sentence saying so.
+    let created = server.create(jupyter(task)).await;
+    let client = server.legacy_client(&created.mcp_url).await;
+    let graded = answer(&client, "done").await;
+    assert_eq!(step(&graded)["reward"], 0.0);
+    assert!(
+        text(&graded).contains("there is no predictions.csv"),
+        "{}",
+        text(&graded)
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_task_file_of_ones_own_is_listed_and_graded() {
     // A task whose file is larger than one command-line argument may be.
     let folder = std::env::temp_dir().join(format!("mcpgym-task-file-{}", std::process::id()));

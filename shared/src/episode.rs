@@ -60,15 +60,16 @@ pub struct EpisodeStatus {
 }
 
 /// Whether an episode's outcome counts as solving its task, for pass rates: its `success` or
-/// `win` reward component is positive when it has one, otherwise its return is; an aborted
-/// episode never passes.
+/// `win` reward component is positive when it has one; one with a `partial` component (partial
+/// credit short of success) has not; otherwise its return is positive. An aborted episode
+/// never passes.
 pub fn passed(return_: f64, components: &BTreeMap<String, f64>, aborted: bool) -> bool {
     if aborted {
         return false;
     }
     match components.get("success").or_else(|| components.get("win")) {
         Some(value) => *value > 0.0,
-        None => return_ > 0.0,
+        None => !components.contains_key("partial") && return_ > 0.0,
     }
 }
 
@@ -808,6 +809,17 @@ mod tests {
     use super::*;
     use crate::env::BoxFuture;
     use crate::reward::Reward;
+
+    #[test]
+    fn partial_credit_is_reward_but_not_a_pass() {
+        let components = |pairs: &[(&str, f64)]| -> BTreeMap<String, f64> {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        assert!(!passed(0.6, &components(&[("partial", 0.6)]), false));
+        assert!(passed(0.9, &components(&[("success", 0.9)]), false));
+        assert!(passed(1.0, &components(&[("correct", 1.0)]), false));
+        assert!(!passed(0.9, &components(&[("success", 0.9)]), true));
+    }
 
     /// A game that ends when `win` is called, paying 1.0 once.
     struct Counter;

@@ -326,7 +326,7 @@ mod tests {
                 );
             }
             match task.grader() {
-                Grader::Check { code } => {
+                Grader::Check { code } | Grader::HiddenTests { code } => {
                     assert!(!code.trim().is_empty(), "{id}: empty check");
                     assert!(
                         task.has_setup(),
@@ -345,6 +345,10 @@ mod tests {
                 } => {
                     assert!(value.is_finite(), "{id}");
                     assert!(*rel_tol >= 0.0 && *abs_tol >= 0.0, "{id}");
+                }
+                Grader::Predictions(grader) => {
+                    assert!(!grader.ids.is_empty(), "{id}: no held-out rows");
+                    assert!(grader.baseline != grader.reference, "{id}");
                 }
             }
         }

@@ -30,13 +30,15 @@ use mcpgym_env::{
 
 use crate::e2b::{E2bClient, E2bError, Sandbox};
 use crate::graded::{
-    HomeSnapshot, graded_state, kept_answer, kept_home, restore_program, snapshot_program,
+    HomeSnapshot, PredictionsFile, graded_state, kept_answer, kept_home, kept_predictions,
+    restore_program, snapshot_program,
 };
 use crate::grading::{Grading, Verdict};
 use crate::notebook::{CellOutput, ExecutedCell};
 use crate::observe::{CellObservation, ShellObservation, cell_observation, shell_text, truncate};
 use crate::reward::{EpisodeReward, RewardConfig, RewardMode};
 use crate::tasks::{JupyterTasks, SANDBOX_HOME, Task};
+use mcpgym_env::rescore::GRADED_BUDGET;
 
 /// Default tool calls per episode.
 pub const DEFAULT_MAX_TURNS: u32 = 40;
@@ -159,8 +161,11 @@ pub struct NotebookObservation {
 /// What `final_answer` returns as structured content.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AnswerObservation {
-    /// Whether the answer was right.
+    /// Whether the answer was right (for a scored task: whether its score reached success).
     pub correct: bool,
+    /// What it earned, from 0 to 1 (partial credit for a model's predictions or hidden tests;
+    /// 1 or 0 otherwise).
+    pub score: f64,
     /// A sentence about the verdict (never the expected answer).
     pub message: String,
 }
@@ -341,16 +346,19 @@ impl Jupyter {
         let task = self.tasks.get(&record.task).ok_or_else(|| {
             RescoreError::NotRecorded(format!("there is no Jupyter task {:?}", record.task))
         })?;
-        let terminal = |correct| {
+        let terminal = |verdict: &Verdict| {
             Ok(Rescored::Terminal(
-                RewardConfig::default().terminal(correct),
+                RewardConfig::default().terminal(verdict),
             ))
+        };
+        let unanswered = Verdict::Incorrect {
+            reason: String::new(),
         };
         let answer = match kept_answer(record.graded.as_ref())? {
             Some(answer) => answer,
             None => match record.last_accepted("final_answer") {
                 // Ended at the turn limit without an answer: nothing was right.
-                None => return terminal(false),
+                None => return terminal(&unanswered),
                 Some(call) if call.arguments_cut => {
                     return Err(RescoreError::NotRecorded(
                         "the answer was cut to fit the record, and the file keeps no graded state"
@@ -368,7 +376,11 @@ impl Jupyter {
             },
         };
         let program = match task.grade(&answer, SANDBOX_HOME) {
-            Grading::Done(verdict) => return terminal(verdict.is_correct()),
+            Grading::Done(verdict) => return terminal(&verdict),
+            Grading::Predictions(grader) => {
+                let file = kept_predictions(record.graded.as_ref())?;
+                return terminal(&grader.grade(file.as_deref()));
+            }
             Grading::Check(program) => program,
         };
         let archive = kept_home(record.graded.as_ref())?;
@@ -410,7 +422,7 @@ impl Jupyter {
         if let Err(error) = sandbox.kill().await {
             tracing::warn!(%error, "cannot kill a rescoring sandbox");
         }
-        terminal(verdict.map_err(unavailable)?.is_correct())
+        terminal(&verdict.map_err(unavailable)?)
     }
 }
 
@@ -711,6 +723,7 @@ impl JupyterEpisode {
 
     async fn final_answer(&mut self, answer: String) -> StepOutcome {
         let mut home = None;
+        let mut predictions = None;
         // Whatever the grader, the episode is over: nothing the agent started (a process in
         // the background, a kernel thread) goes on running, or writing, after the answer.
         let stopped = match self.sandbox() {
@@ -724,6 +737,38 @@ impl JupyterEpisode {
                 }
                 verdict
             }
+            Grading::Predictions(grader) => match (self.sandbox(), stopped) {
+                (Ok(sandbox), Ok(())) => {
+                    let sandbox = sandbox.clone();
+                    match read_predictions(&sandbox, &grader.file).await {
+                        Ok(file) => {
+                            let verdict = match &file {
+                                PredictionsFile::Read(bytes) => grader.grade(Some(bytes)),
+                                PredictionsFile::Absent => grader.grade(None),
+                                PredictionsFile::OverBudget(bytes) => Verdict::Incorrect {
+                                    reason: format!(
+                                        "{} holds {bytes} bytes, more than the {GRADED_BUDGET} a predictions file may",
+                                        grader.file
+                                    ),
+                                },
+                            };
+                            predictions = Some(file);
+                            verdict
+                        }
+                        Err(_) if !sandbox.host_answers().await => return host_gone(&sandbox),
+                        Err(what) => {
+                            tracing::warn!(%what, "cannot read the predictions file");
+                            Verdict::Incorrect {
+                                reason: "the predictions file could not be read from the sandbox"
+                                    .into(),
+                            }
+                        }
+                    }
+                }
+                (Err(_), _) | (_, Err(_)) => Verdict::Incorrect {
+                    reason: "the sandbox is gone, so the predictions could not be read".into(),
+                },
+            },
             Grading::Check(program) => match self.sandbox() {
                 Ok(sandbox) => {
                     let sandbox = sandbox.clone();
@@ -748,21 +793,22 @@ impl JupyterEpisode {
                 },
             },
         };
-        self.graded = Some(graded_state(&answer, home.as_ref()));
-        let correct = verdict.is_correct();
+        self.graded = Some(graded_state(&answer, home.as_ref(), predictions.as_ref()));
         let message = match &verdict {
             Verdict::Correct => "Correct. The episode is over.".to_owned(),
             Verdict::Incorrect { reason } => {
                 format!("Incorrect: {reason}. The episode is over.")
             }
+            Verdict::Scored { reason, .. } => format!("Scored: {reason}. The episode is over."),
         };
         let observation = AnswerObservation {
-            correct,
+            correct: verdict.is_correct(),
+            score: verdict.score(),
             message: message.clone(),
         };
         StepOutcome::ok(message)
             .with_structured(serde_json::to_value(&observation).unwrap_or_default())
-            .finish(self.reward.terminal(correct))
+            .finish(self.reward.terminal(&verdict))
     }
 }
 
@@ -880,6 +926,34 @@ async fn snapshot_home(sandbox: &Sandbox) -> Option<HomeSnapshot> {
             tracing::warn!(%error, "cannot keep the home folder the hidden check reads");
             None
         }
+    }
+}
+
+/// Reads a modelling task's predictions file after the agent's processes are stopped: its
+/// size first (by a program of ours), so a huge file is refused rather than read.
+async fn read_predictions(sandbox: &Sandbox, file: &str) -> Result<PredictionsFile, String> {
+    let path = format!("{SANDBOX_HOME}/{file}");
+    let probe = format!(
+        "import os\np = {path:?}\nprint(os.path.getsize(p) if os.path.isfile(p) else -1)\n"
+    );
+    let output = run_program(sandbox, "size", &probe)
+        .await
+        .map_err(|error| error.to_string())?;
+    let size: i64 = output.stdout.trim().parse().map_err(|_| {
+        format!(
+            "the size probe printed {:?}: {}",
+            output.stdout.trim(),
+            output.stderr.trim()
+        )
+    })?;
+    match u64::try_from(size) {
+        Err(_) => Ok(PredictionsFile::Absent),
+        Ok(bytes) if bytes > GRADED_BUDGET as u64 => Ok(PredictionsFile::OverBudget(bytes)),
+        Ok(_) => sandbox
+            .read_file(&path)
+            .await
+            .map(PredictionsFile::Read)
+            .map_err(|error| error.to_string()),
     }
 }
 

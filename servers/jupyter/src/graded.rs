@@ -6,6 +6,10 @@
 //! In the trajectory's end record: `{"answer": "…", "home": {"tar_gz": "<base64>",
 //! "bytes": N}}`, or `"home": {"over_budget": N}` when the folder held more than the budget.
 //! Rescoring restores the folder into a new sandbox and runs the same check there.
+//!
+//! For a modelling task, the predictions file as the server read it:
+//! `"predictions": {"base64": "…", "bytes": N}`, `{"absent": true}` when there was none, or
+//! `{"over_budget": N}`; rescoring measures it again on the host.
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -72,8 +76,24 @@ print("OK")
     )
 }
 
-/// The graded state of an episode that answered `answer`, with the home folder for a check.
-pub fn graded_state(answer: &str, home: Option<&HomeSnapshot>) -> Value {
+/// A modelling task's predictions file, as grading read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PredictionsFile {
+    /// Its bytes.
+    Read(Vec<u8>),
+    /// There was no such file.
+    Absent,
+    /// It held this many bytes, more than the budget: neither graded nor kept.
+    OverBudget(u64),
+}
+
+/// The graded state of an episode that answered `answer`, with the home folder for a check
+/// and the predictions file for a modelling task.
+pub fn graded_state(
+    answer: &str,
+    home: Option<&HomeSnapshot>,
+    predictions: Option<&PredictionsFile>,
+) -> Value {
     let mut state = serde_json::Map::new();
     if answer.len() <= GRADED_BUDGET {
         state.insert("answer".into(), answer.into());
@@ -95,7 +115,43 @@ pub fn graded_state(answer: &str, home: Option<&HomeSnapshot>) -> Value {
         }
         None => {}
     }
+    if let Some(file) = predictions {
+        let kept = match file {
+            PredictionsFile::Read(bytes) => json!({
+                "base64": base64::engine::general_purpose::STANDARD.encode(bytes),
+                "bytes": bytes.len(),
+            }),
+            PredictionsFile::Absent => json!({ "absent": true }),
+            PredictionsFile::OverBudget(bytes) => json!({ "over_budget": bytes }),
+        };
+        state.insert("predictions".into(), kept);
+    }
     Value::Object(state)
+}
+
+/// The predictions file a graded state kept (`Ok(None)`: there was none to read).
+pub fn kept_predictions(graded: Option<&Value>) -> Result<Option<Vec<u8>>, RescoreError> {
+    let kept = graded.and_then(|g| g.get("predictions")).ok_or_else(|| {
+        RescoreError::NotRecorded("the trajectory does not keep the predictions file".into())
+    })?;
+    if kept.get("absent").is_some() {
+        return Ok(None);
+    }
+    if let Some(bytes) = kept.get("over_budget") {
+        return Err(RescoreError::NotRecorded(format!(
+            "the predictions file held {bytes} bytes, more than the {GRADED_BUDGET} a trajectory keeps"
+        )));
+    }
+    let encoded = kept
+        .get("base64")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RescoreError::NotRecorded("the kept predictions have no bytes".into()))?;
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map(Some)
+        .map_err(|error| {
+            RescoreError::NotRecorded(format!("the kept predictions are not base64: {error}"))
+        })
 }
 
 /// The answer a graded state kept; `Ok(None)` when it kept none (a file from before answers
@@ -144,14 +200,29 @@ mod tests {
 
     #[test]
     fn a_kept_state_reads_back_and_an_oversized_one_says_why() {
-        let state = graded_state("42", Some(&HomeSnapshot::Kept(vec![1, 2, 3])));
+        let state = graded_state("42", Some(&HomeSnapshot::Kept(vec![1, 2, 3])), None);
         assert_eq!(kept_answer(Some(&state)).unwrap().as_deref(), Some("42"));
         assert_eq!(kept_home(Some(&state)).unwrap(), vec![1, 2, 3]);
-        let over = graded_state("42", Some(&HomeSnapshot::OverBudget(9 << 20)));
+        let over = graded_state("42", Some(&HomeSnapshot::OverBudget(9 << 20)), None);
         let error = kept_home(Some(&over)).unwrap_err().to_string();
         assert!(error.contains("more than the"), "{error}");
-        let error = kept_home(Some(&graded_state("x", None))).unwrap_err();
+        let error = kept_home(Some(&graded_state("x", None, None))).unwrap_err();
         assert!(error.to_string().contains("does not keep the home folder"));
         assert_eq!(kept_answer(None).unwrap(), None);
+    }
+
+    #[test]
+    fn kept_predictions_read_back() {
+        let read = PredictionsFile::Read(b"id,prediction\n1,2\n".to_vec());
+        let state = graded_state("", None, Some(&read));
+        assert_eq!(
+            kept_predictions(Some(&state)).unwrap().as_deref(),
+            Some(&b"id,prediction\n1,2\n"[..])
+        );
+        let absent = graded_state("", None, Some(&PredictionsFile::Absent));
+        assert_eq!(kept_predictions(Some(&absent)).unwrap(), None);
+        let over = graded_state("", None, Some(&PredictionsFile::OverBudget(1 << 30)));
+        assert!(kept_predictions(Some(&over)).is_err());
+        assert!(kept_predictions(Some(&graded_state("", None, None))).is_err());
     }
 }

@@ -17,16 +17,22 @@
 //! - **`Check`**: grading needs the sandbox: [`grade`] returns the [`CheckProgram`] to run
 //!   there (its `ANSWER` is the normalised answer), and [`CheckProgram::interpret`] reads its
 //!   output.
+//! - **`HiddenTests`**: like a check, but each output line is one test's result, and the
+//!   verdict is [`Verdict::Scored`] with the fraction that passed.
+//! - **`Predictions`**: a model's predictions file, read from the sandbox after the episode and
+//!   measured on the host against labels the sandbox never held
+//!   ([`crate::predictions`]), scored between a trivial predictor and a reference.
 //!
 //! A [`Verdict`]'s reason never contains the expected answer, so it may be shown or logged.
 
 use mcpgym_env::answer::{close, normalize, parse_number};
 
+use crate::predictions::PredictionGrader;
 use crate::python::check_program;
 use crate::tasks::{Grader, PRELUDE, Task};
 
 /// The outcome of grading.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// The answer is right.
     Correct,
@@ -35,15 +41,38 @@ pub enum Verdict {
         /// Why, in a sentence.
         reason: String,
     },
+    /// The work earned partial credit: a model's predictions measured on held-out rows, or
+    /// the fraction of hidden tests a fixed package passes.
+    Scored {
+        /// From 0 (nothing gained) to 1.
+        score: f64,
+        /// Whether the score reaches what the task calls success.
+        success: bool,
+        /// What was measured, in a sentence.
+        reason: String,
+    },
 }
 
 impl Verdict {
-    /// Whether the answer is right.
+    /// Whether the answer is right (for a scored task: whether it succeeded).
     pub fn is_correct(&self) -> bool {
-        matches!(self, Verdict::Correct)
+        match self {
+            Verdict::Correct => true,
+            Verdict::Incorrect { .. } => false,
+            Verdict::Scored { success, .. } => *success,
+        }
     }
 
-    fn incorrect(reason: impl Into<String>) -> Self {
+    /// What the answer earned, from 0 to 1.
+    pub fn score(&self) -> f64 {
+        match self {
+            Verdict::Correct => 1.0,
+            Verdict::Incorrect { .. } => 0.0,
+            Verdict::Scored { score, .. } => *score,
+        }
+    }
+
+    pub(crate) fn incorrect(reason: impl Into<String>) -> Self {
         Verdict::Incorrect {
             reason: reason.into(),
         }
@@ -51,12 +80,14 @@ impl Verdict {
 }
 
 /// What grading an answer needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Grading {
     /// Graded already, from the answer alone.
     Done(Verdict),
     /// A hidden check must run in the sandbox first.
     Check(CheckProgram),
+    /// The predictions file must be read from the sandbox and measured here.
+    Predictions(Box<PredictionGrader>),
 }
 
 /// A hidden check, ready to run in the sandbox after the episode.
@@ -69,6 +100,9 @@ pub enum Grading {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckProgram {
     source: String,
+    /// Whether each output line is one hidden test's result (partial credit) rather than one
+    /// verdict.
+    tests: bool,
 }
 
 impl CheckProgram {
@@ -78,6 +112,15 @@ impl CheckProgram {
         let check = format!("{PRELUDE}\n{code}");
         Self {
             source: check_program(home, &task.setup_source(), &check, answer),
+            tests: false,
+        }
+    }
+
+    /// Hidden tests `code` of `task` (see [`Grader::HiddenTests`]), to run like a check.
+    pub(crate) fn tests(task: &Task, code: &str, answer: &str, home: &str) -> Self {
+        Self {
+            tests: true,
+            ..Self::new(task, code, answer, home)
         }
     }
 
@@ -91,9 +134,54 @@ impl CheckProgram {
     /// Correct only when the process exited with 0 (or the code is unknown) and its output,
     /// blank lines aside, is one or more lines that read exactly `PASS`. Any `FAIL` line
     /// (`FAIL` or `FAIL: reason`) fails; any other line, no output at all, or a non-zero exit
-    /// fails too, with a reason saying which.
+    /// fails too, with a reason saying which. Hidden tests are read by
+    /// [`interpret_test_output`] instead.
     pub fn interpret(&self, stdout: &str, exit_code: Option<i32>) -> Verdict {
-        interpret_check_output(stdout, exit_code)
+        if self.tests {
+            interpret_test_output(stdout, exit_code)
+        } else {
+            interpret_check_output(stdout, exit_code)
+        }
+    }
+}
+
+/// Reads the output of hidden tests: one line per test, `PASS <name>` or
+/// `FAIL <name>[: reason]`. The score is the fraction that passed; success is all of them.
+/// Any other line, no test at all, or a non-zero exit scores 0.
+pub fn interpret_test_output(stdout: &str, exit_code: Option<i32>) -> Verdict {
+    if let Some(code) = exit_code.filter(|code| *code != 0) {
+        return Verdict::incorrect(format!("the hidden tests exited with status {code}"));
+    }
+    let mut passed = 0usize;
+    let mut failed = Vec::new();
+    for line in stdout.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(name) = line.strip_prefix("PASS ") {
+            if name.trim().is_empty() {
+                return Verdict::incorrect("a hidden test passed without a name");
+            }
+            passed += 1;
+        } else if let Some(rest) = line.strip_prefix("FAIL ") {
+            let name = rest.split(':').next().unwrap_or(rest).trim();
+            failed.push(name.to_owned());
+        } else {
+            return Verdict::incorrect(
+                "the hidden tests printed a line other than PASS <name> or FAIL <name>",
+            );
+        }
+    }
+    let total = passed + failed.len();
+    if total == 0 {
+        return Verdict::incorrect("the hidden tests printed no result");
+    }
+    let failing = if failed.is_empty() {
+        String::new()
+    } else {
+        format!("; failing: {}", failed.join(", "))
+    };
+    Verdict::Scored {
+        score: passed as f64 / total as f64,
+        success: failed.is_empty(),
+        reason: format!("{passed} of {total} hidden tests pass{failing}"),
     }
 }
 
@@ -147,6 +235,10 @@ pub fn grade(task: &Task, answer: &str, home: &str) -> Grading {
         Grader::Check { code } => {
             Grading::Check(CheckProgram::new(task, code, normalize(answer), home))
         }
+        Grader::HiddenTests { code } => {
+            Grading::Check(CheckProgram::tests(task, code, normalize(answer), home))
+        }
+        Grader::Predictions(grader) => Grading::Predictions(grader.clone()),
     }
 }
 
@@ -197,8 +289,31 @@ mod tests {
     fn verdict(grader: &Grader, answer: &str) -> bool {
         match grade(&task(grader.clone()), answer, "/home/user") {
             Grading::Done(v) => v.is_correct(),
-            Grading::Check(_) => panic!("not a check"),
+            _ => panic!("graded from the answer alone"),
         }
+    }
+
+    #[test]
+    fn hidden_tests_pay_the_fraction_that_passed() {
+        let scored = |out: &str| match interpret_test_output(out, Some(0)) {
+            Verdict::Scored { score, success, .. } => (score, success),
+            other => panic!("{out:?}: {other:?}"),
+        };
+        assert_eq!(scored("PASS a\nPASS b\n"), (1.0, true));
+        assert_eq!(
+            scored("PASS a\nFAIL b: wrong\nFAIL c\nPASS d\n"),
+            (0.5, false)
+        );
+        for broken in ["", "PASS\n", "ok a\n"] {
+            assert!(
+                matches!(
+                    interpret_test_output(broken, Some(0)),
+                    Verdict::Incorrect { .. }
+                ),
+                "{broken:?}"
+            );
+        }
+        assert!(!interpret_test_output("PASS a\n", Some(1)).is_correct());
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub mod grading;
 pub mod notebook;
 pub mod observe;
 pub mod oracle;
+pub mod predictions;
 mod python;
 pub mod reward;
 pub mod task_file;

@@ -3,6 +3,7 @@
 //! | component | when | amount |
 //! |---|---|---|
 //! | `correct` | `final_answer` is graded (the episode ends) | 1.0 if the answer is right, 0.0 if not |
+//! | `success` or `partial` | a scored task (a model's predictions, hidden tests) is graded | its score, from 0 to 1: under `success` when it reaches the task's threshold, else under `partial` |
 //! | `steps` | each cell run, `shaped` only | −`step_cost` (0.01 unless set) |
 //! | `errors` | each cell that raised, `shaped` only | −`error_cost` (0.02 unless set) |
 //!
@@ -11,13 +12,18 @@
 //! the cell was interrupted or killed for its timeout) or, for a shell command, when it exited
 //! with a non-zero status. Reading the notebook and `final_answer` are not cells.
 //!
-//! `sparse` (the default) pays only `correct`: no reward for effort, and nothing the agent can
+//! A scored task pays its score either way, so partial credit is reward; the component's name
+//! says whether it counts as solved (pass rates count `success` and never `partial`).
+//!
+//! `sparse` (the default) pays only the terminal component: no reward for effort, and nothing the agent can
 //! earn without the right answer. `shaped` adds the two costs so that a group of rollouts that
 //! all fail still differ (fewer cells and fewer errors score higher). The costs of one episode
 //! stop at [`MAX_TOTAL_COST`] in all, so a right answer is always worth more than any wrong one
 //! and a long but successful episode still ends well above zero.
 
 use mcpgym_env::Reward;
+
+use crate::grading::Verdict;
 
 /// The most the `steps` and `errors` components can take from one episode together.
 pub const MAX_TOTAL_COST: f64 = 0.5;
@@ -65,8 +71,15 @@ impl RewardConfig {
     }
 
     /// The terminal component for a graded answer.
-    pub fn terminal(&self, correct: bool) -> Vec<Reward> {
-        vec![Reward::new("correct", if correct { 1.0 } else { 0.0 })]
+    pub fn terminal(&self, verdict: &Verdict) -> Vec<Reward> {
+        match verdict {
+            Verdict::Correct => vec![Reward::new("correct", 1.0)],
+            Verdict::Incorrect { .. } => vec![Reward::new("correct", 0.0)],
+            Verdict::Scored { score, success, .. } => {
+                let name = if *success { "success" } else { "partial" };
+                vec![Reward::new(name, *score)]
+            }
+        }
     }
 }
 
@@ -111,8 +124,8 @@ impl EpisodeReward {
     }
 
     /// The terminal components for a graded answer.
-    pub fn terminal(&self, correct: bool) -> Vec<Reward> {
-        self.config.terminal(correct)
+    pub fn terminal(&self, verdict: &Verdict) -> Vec<Reward> {
+        self.config.terminal(verdict)
     }
 
     /// What the costs have taken so far (a positive number).
@@ -140,6 +153,30 @@ mod tests {
         );
     }
 
+    fn wrong() -> Verdict {
+        Verdict::Incorrect {
+            reason: "no".into(),
+        }
+    }
+
+    #[test]
+    fn a_scored_task_pays_its_score_named_for_whether_it_succeeded() {
+        let config = RewardConfig::default();
+        let scored = |score, success| Verdict::Scored {
+            score,
+            success,
+            reason: String::new(),
+        };
+        assert_eq!(
+            config.terminal(&scored(0.4, false)),
+            vec![Reward::new("partial", 0.4)]
+        );
+        assert_eq!(
+            config.terminal(&scored(0.9, true)),
+            vec![Reward::new("success", 0.9)]
+        );
+    }
+
     fn sum(rewards: &[Reward]) -> f64 {
         rewards.iter().map(|r| r.value).sum()
     }
@@ -149,8 +186,11 @@ mod tests {
         let mut episode = EpisodeReward::new(RewardConfig::default());
         assert!(episode.cell(false).is_empty());
         assert!(episode.cell(true).is_empty());
-        assert_eq!(sum(&episode.terminal(true)), 1.0);
-        assert_eq!(episode.terminal(false), vec![Reward::new("correct", 0.0)]);
+        assert_eq!(sum(&episode.terminal(&Verdict::Correct)), 1.0);
+        assert_eq!(
+            episode.terminal(&wrong()),
+            vec![Reward::new("correct", 0.0)]
+        );
     }
 
     #[test]
@@ -172,7 +212,7 @@ mod tests {
         assert!((total + MAX_TOTAL_COST).abs() < 1e-12, "{total}");
         assert!(episode.cell(true).is_empty());
         // A right answer after the worst episode still beats any wrong one.
-        assert!(sum(&episode.terminal(true)) + total > 0.0);
+        assert!(sum(&episode.terminal(&Verdict::Correct)) + total > 0.0);
     }
 
     #[test]

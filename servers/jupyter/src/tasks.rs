@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use mcpgym_env::{Split, TaskSet, parse_family_id};
 
 use crate::families::{CLASSIC, FAMILIES, classic_ranges, classic_task, family};
+use crate::predictions::PredictionGrader;
 use crate::python::{files_writer, setup_program};
 
 /// The home folder of a sandbox: where setups write and where the agent's kernel starts.
@@ -42,6 +43,9 @@ pub enum TaskKind {
     Files,
     /// Debugging: a given program must be fixed until its hidden tests pass.
     Debugging,
+    /// Modelling: a model trained on given data predicts held-out rows, scored with partial
+    /// credit.
+    Modelling,
 }
 
 /// How a task's answer is judged. Secret: never part of the public description.
@@ -72,6 +76,15 @@ pub enum Grader {
         /// The check's Python source.
         code: String,
     },
+    /// Hidden tests run like a `Check`, printing one line per test (`PASS <name>` or
+    /// `FAIL <name>: reason`); the reward is the fraction that passed, success when all do.
+    HiddenTests {
+        /// The tests' Python source.
+        code: String,
+    },
+    /// A predictions file scored on the host against held-out labels, with partial credit
+    /// ([`crate::predictions`]).
+    Predictions(Box<PredictionGrader>),
 }
 
 /// One task. Its fields are private so that nothing can serialise a task with its secrets;
@@ -353,7 +366,9 @@ mod tests {
                         vec![]
                     }
                 }
-                Grader::Check { .. } => vec![],
+                Grader::Check { .. } | Grader::HiddenTests { .. } | Grader::Predictions(_) => {
+                    vec![]
+                }
             };
             for secret in secrets {
                 if task

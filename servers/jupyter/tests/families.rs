@@ -8,6 +8,8 @@
 //!   the solver's answer grades correct (for hidden checks: the check passes on the solved
 //!   folder);
 //! - the untouched instance fails (an empty answer, or the check on a folder only set up);
+//! - a modelling family's trivial predictor (`families/<name>/trivial.py`) scores about 0, and
+//!   the reference's predictions with a row dropped, repeated or shifted do not succeed;
 //! - the setup writes the same bytes twice;
 //! - 1,000 seeds give at least 990 distinct instances, the same instance number gives the
 //!   same prompt and files, and a computed answer appears in neither.
@@ -213,6 +215,7 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
         .collect();
     let results = drive(&jobs, Some(&solver(family)));
     let mut checks = Vec::new();
+    let mut modelled = Vec::new();
     for (task, result) in tasks.iter().zip(&results) {
         let id = task.id();
         if let Some(error) = result["error"].as_str() {
@@ -242,6 +245,24 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
                     }
                 }
             }
+            Grading::Predictions(grader) => {
+                let solved = std::fs::read(home(task, "solved").join(&grader.file)).ok();
+                let verdict = grader.grade(solved.as_deref());
+                if !verdict.is_correct() {
+                    failures.push(format!("{id}: the solver's predictions: {verdict:?}"));
+                }
+                let untouched = std::fs::read(home(task, "unsolved").join(&grader.file)).ok();
+                if grader.grade(untouched.as_deref()).score() > 0.0 {
+                    failures.push(format!("{id}: the untouched folder scored"));
+                }
+                for (hack, bytes) in prediction_hacks(solved.as_deref().unwrap_or_default()) {
+                    let verdict = grader.grade(Some(&bytes));
+                    if verdict.is_correct() {
+                        failures.push(format!("{id}: the hack {hack} succeeded: {verdict:?}"));
+                    }
+                }
+                modelled.push((task, grader));
+            }
             Grading::Check(program) => {
                 checks.push((task, true, program));
                 // A check costs a process or two; one untouched folder in ten is plenty.
@@ -251,6 +272,34 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
                 {
                     checks.push((task, false, untouched));
                 }
+            }
+        }
+    }
+    if !modelled.is_empty() {
+        // The trivial predictor the score's 0 stands for, on the untouched folders.
+        let jobs: Vec<Value> = modelled
+            .iter()
+            .enumerate()
+            .map(|(i, (task, _))| {
+                json!({
+                    "prompt": task.prompt(),
+                    "solved": home(task, "unsolved"),
+                    "unsolved": scratch.join(format!("trivial-{i}")),
+                    "setup_solved": "",
+                    "setup_unsolved": "",
+                })
+            })
+            .collect();
+        let trivial = solver(family).with_file_name("trivial.py");
+        for ((task, grader), result) in modelled.iter().zip(drive(&jobs, Some(&trivial))) {
+            let bytes = std::fs::read(home(task, "unsolved").join(&grader.file)).ok();
+            let verdict = grader.grade(bytes.as_deref());
+            if verdict.is_correct() || verdict.score() > 0.1 || result.get("error").is_some() {
+                failures.push(format!(
+                    "{}: the trivial predictor: {verdict:?} {}",
+                    task.id(),
+                    result["error"].as_str().unwrap_or_default()
+                ));
             }
         }
     }
@@ -285,6 +334,36 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
         }
     }
     failures
+}
+
+/// Prediction files a hacking policy would try, made from the reference's own `solved` file,
+/// that must not succeed: a row left out, a row repeated, and the predictions moved one row
+/// along (right values, wrong ids).
+fn prediction_hacks(solved: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+    let text = String::from_utf8_lossy(solved);
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() < 3 {
+        return Vec::new();
+    }
+    let join = |lines: &[&str]| (lines.join("\n") + "\n").into_bytes();
+    let mut repeated = lines.clone();
+    repeated.push(lines[1]);
+    let (ids, values): (Vec<&str>, Vec<&str>) = lines[1..]
+        .iter()
+        .map(|line| line.split_once(',').unwrap_or((line, "")))
+        .unzip();
+    let mut shifted = vec![lines[0].to_owned()];
+    for (i, id) in ids.iter().enumerate() {
+        shifted.push(format!("{id},{}", values[(i + 1) % values.len()]));
+    }
+    vec![
+        ("a row left out", join(&lines[..lines.len() - 1])),
+        ("a row repeated", join(&repeated)),
+        (
+            "predictions one row along",
+            (shifted.join("\n") + "\n").into_bytes(),
+        ),
+    ]
 }
 
 /// Answers a hacking policy would try that a numeric grader must refuse: the value just past
@@ -378,7 +457,7 @@ family_tests! {
     json_records strongest_correlation top_customer missing_values linear_regression
     pivot_excel outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue
     fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
-    fix_script store_margin
+    fix_script store_margin house_prices churn
 }
 
 #[test]

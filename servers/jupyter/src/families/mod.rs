@@ -15,7 +15,7 @@
 //! the prompt asks for ([`mcpgym_env::answer`]), so a value on a rounding edge accepts both of
 //! its roundings, which summing in another order can give.
 //!
-//! To add a family: a module in `data/`, `text/` or `numeric/` with
+//! To add a family: a module in `data/`, `modelling/`, `text/` or `numeric/` with
 //! `pub(super) const FAMILY: Family`, listed in that folder's `FAMILIES`, its solver, and
 //! its line in `family_tests!` (`servers/jupyter/tests/families.rs`; a test fails until it is
 //! there). `cargo nextest run -E 'test(=group_revenue)'` runs one family's test alone.
@@ -24,6 +24,7 @@ mod checks;
 mod classic;
 mod data;
 mod instance;
+mod modelling;
 mod numeric;
 mod text;
 
@@ -59,8 +60,15 @@ pub struct Family {
 }
 
 /// Every generated family, in the order task lists show them.
-pub static FAMILIES: LazyLock<Vec<Family>> =
-    LazyLock::new(|| [data::FAMILIES, text::FAMILIES, numeric::FAMILIES].concat());
+pub static FAMILIES: LazyLock<Vec<Family>> = LazyLock::new(|| {
+    [
+        data::FAMILIES,
+        modelling::FAMILIES,
+        text::FAMILIES,
+        numeric::FAMILIES,
+    ]
+    .concat()
+});
 
 impl Family {
     /// The family's instance ranges, for a [`mcpgym_env::TaskSet`].

@@ -1,0 +1,20 @@
+//! Families of modelling: the agent trains a model on given data and writes predictions for
+//! held-out rows whose labels never enter the sandbox; the reward is the metric scaled between
+//! a trivial predictor and the generating function itself ([`crate::predictions`]).
+
+mod churn;
+mod house_prices;
+
+use super::Family;
+
+/// This module's families.
+pub(super) static FAMILIES: &[Family] = &[house_prices::FAMILY, churn::FAMILY];
+
+/// The file every modelling task asks for.
+const PREDICTIONS: &str = "predictions.csv";
+
+/// Root mean squared error of `predicted` against `truth`.
+fn rmse(predicted: impl Iterator<Item = f64>, truth: &[f64]) -> f64 {
+    let sum: f64 = predicted.zip(truth).map(|(p, t)| (p - t).powi(2)).sum();
+    (sum / truth.len().max(1) as f64).sqrt()
+}
