@@ -323,6 +323,12 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
             .collect();
         for ((task, solved, program), result) in checks.iter().zip(drive(&jobs, None)) {
             let verdict = program.interpret(result["output"].as_str().unwrap_or_default(), Some(0));
+            if !*solved && verdict.score() > 0.0 {
+                failures.push(format!(
+                    "{}: the untouched folder earned {verdict:?}",
+                    task.id()
+                ));
+            }
             if verdict.is_correct() != *solved {
                 failures.push(format!(
                     "{}: the hidden check on the {} folder: {verdict:?} {}",
@@ -457,7 +463,81 @@ family_tests! {
     json_records strongest_correlation top_customer missing_values linear_regression
     pivot_excel outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue
     fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
-    fix_script store_margin house_prices churn
+    fix_script store_margin house_prices churn demand_forecast
+    fix_package
+}
+
+/// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
+/// `ledger/parse.py` put back as it was (a hard instance always has a bug there, and bugs in
+/// the other two modules), on instances of each split. The visible tests pass before any fix.
+#[test]
+fn fix_package_pays_for_the_modules_fixed() {
+    let family = FAMILIES.iter().find(|f| f.name == "fix-package").unwrap();
+    let scratch = std::env::temp_dir().join(format!("mcpgym-fix-package-{}", std::process::id()));
+    let partial = scratch.join("partial.py");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let solver = solver(family);
+    std::fs::write(
+        &partial,
+        format!(
+            "import pathlib, subprocess, sys\n\
+             visible = subprocess.run([sys.executable, 'tests/test_ledger.py'], capture_output=True, text=True).stdout.strip()\n\
+             original = pathlib.Path('ledger/parse.py').read_text()\n\
+             exec(open({:?}).read())\n\
+             pathlib.Path('ledger/parse.py').write_text(original)\n\
+             print(visible.replace(' ', '-'))\n",
+            solver.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let tasks: Vec<Task> = [Split::Train, Split::Test]
+        .into_iter()
+        .flat_map(|split| instances(family, split, 30))
+        .filter(|n| Level::of(*n) == Level::Hard)
+        .take(4)
+        .map(|n| family.task(n).unwrap())
+        .collect();
+    assert!(tasks.len() >= 2);
+    let folder = |task: &Task| scratch.join(task.id().replace('/', "-"));
+    let jobs: Vec<Value> = tasks
+        .iter()
+        .map(|task| {
+            let (a, b) = (folder(task).join("a"), folder(task).join("b"));
+            json!({
+                "prompt": task.prompt(),
+                "solved": a,
+                "unsolved": b,
+                "setup_solved": task.setup_program(a.to_str().unwrap()),
+                "setup_unsolved": task.setup_program(b.to_str().unwrap()),
+            })
+        })
+        .collect();
+    let results = drive(&jobs, Some(&partial));
+    let (mut programs, mut checks) = (Vec::new(), Vec::new());
+    for (task, result) in tasks.iter().zip(&results) {
+        assert!(result.get("error").is_none(), "{}: {result}", task.id());
+        assert_eq!(result["answer"], "visible-tests-pass", "{}", task.id());
+        let Grading::Check(program) = grade(task, "done", folder(task).join("a").to_str().unwrap())
+        else {
+            panic!("hidden tests run as a check");
+        };
+        let spare = folder(task).join("spare");
+        checks.push(json!({
+            "prompt": "", "solved": spare.join("a"), "unsolved": spare.join("b"),
+            "setup_solved": "", "setup_unsolved": "", "check": program.source(),
+        }));
+        programs.push(program);
+    }
+    for ((task, program), result) in tasks.iter().zip(&programs).zip(drive(&checks, None)) {
+        let verdict = program.interpret(result["output"].as_str().unwrap_or_default(), Some(0));
+        let score = verdict.score();
+        assert!(
+            score > 0.0 && score < 1.0 && !verdict.is_correct(),
+            "{}: {verdict:?}",
+            task.id()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 #[test]

@@ -3,12 +3,14 @@
 //! a trivial predictor and the generating function itself ([`crate::predictions`]).
 
 mod churn;
+mod demand_forecast;
 mod house_prices;
 
 use super::Family;
 
 /// This module's families.
-pub(super) static FAMILIES: &[Family] = &[house_prices::FAMILY, churn::FAMILY];
+pub(super) static FAMILIES: &[Family] =
+    &[house_prices::FAMILY, churn::FAMILY, demand_forecast::FAMILY];
 
 /// The file every modelling task asks for.
 const PREDICTIONS: &str = "predictions.csv";

@@ -4,6 +4,7 @@ mod class_check;
 mod definite_integral;
 mod fix_class;
 mod fix_function;
+mod fix_package;
 mod fix_parser;
 mod fix_script;
 mod largest_eigenvalue;
@@ -28,6 +29,7 @@ pub(super) static FAMILIES: &[Family] = &[
     fix_parser::FAMILY,
     fix_class::FAMILY,
     fix_script::FAMILY,
+    fix_package::FAMILY,
 ];
 
 /// Draws from `draw` until it gives an instance (a draw may decline, e.g. a degenerate
