@@ -9,6 +9,7 @@ mod linear_regression;
 mod missing_values;
 mod outliers;
 mod parquet_filter;
+mod payroll_overtime;
 mod pivot_excel;
 mod stats;
 mod store_margin;
@@ -32,4 +33,5 @@ pub(super) static FAMILIES: &[Family] = &[
     missing_values::FAMILY,
     top_customer::FAMILY,
     store_margin::FAMILY,
+    payroll_overtime::FAMILY,
 ];
