@@ -11,6 +11,7 @@ mod outliers;
 mod parquet_filter;
 mod payroll_overtime;
 mod pivot_excel;
+mod sensor_exceedance;
 mod stats;
 mod store_margin;
 mod strongest_correlation;
@@ -34,4 +35,5 @@ pub(super) static FAMILIES: &[Family] = &[
     top_customer::FAMILY,
     store_margin::FAMILY,
     payroll_overtime::FAMILY,
+    sensor_exceedance::FAMILY,
 ];
