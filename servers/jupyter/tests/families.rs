@@ -464,7 +464,7 @@ family_tests! {
     pivot_excel outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue
     fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
     fix_script store_margin house_prices churn demand_forecast
-    fix_package payroll_overtime sensor_exceedance
+    fix_package payroll_overtime sensor_exceedance inventory_report
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with

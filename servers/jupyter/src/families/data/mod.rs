@@ -3,6 +3,7 @@
 
 mod draw;
 mod group_revenue;
+mod inventory_report;
 mod join_orders;
 mod json_records;
 mod linear_regression;
@@ -36,4 +37,5 @@ pub(super) static FAMILIES: &[Family] = &[
     store_margin::FAMILY,
     payroll_overtime::FAMILY,
     sensor_exceedance::FAMILY,
+    inventory_report::FAMILY,
 ];

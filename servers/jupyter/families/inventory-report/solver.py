@@ -1,0 +1,79 @@
+import json
+import re
+import sqlite3
+
+import pandas as pd
+
+m = re.search(r"at the end of (\d{4}-\d\d-\d\d)\. receipts", PROMPT)
+opening_date = m.group(1)
+as_of = re.search(r'"as_of" \(the string "([\d-]+)"\)', PROMPT).group(1)
+
+with sqlite3.connect("stock.db") as db:
+    warehouses = pd.read_sql_query("SELECT * FROM warehouses", db)
+    products = pd.read_sql_query("SELECT * FROM products", db)
+    opening = pd.read_sql_query("SELECT * FROM opening_stock", db)
+
+warehouses["key"] = warehouses["name"].str.strip().str.lower()
+receipts = pd.read_csv("receipts.csv", dtype=str).drop_duplicates(subset="receipt_id")
+receipts["key"] = receipts["warehouse"].str.strip().str.lower()
+receipts["sku"] = receipts["sku"].str.strip().str.upper()
+receipts = receipts.merge(warehouses[["id", "key"]], on="key").merge(
+    products[["sku", "items_per_box"]], on="sku"
+)
+receipts["items"] = receipts["quantity"].astype(int) * receipts["items_per_box"].where(
+    receipts["unit"].str.strip().str.lower() == "box", 1
+)
+moves = [
+    pd.DataFrame(
+        {
+            "warehouse_id": receipts["id"],
+            "sku": receipts["sku"],
+            "date": receipts["date"],
+            "items": receipts["items"],
+        }
+    )
+]
+
+with open("shipments.json") as f:
+    shipments = json.load(f)
+lines = [
+    {
+        "warehouse_id": s["warehouse_id"],
+        "sku": line["sku"].strip().upper(),
+        "date": s["date"],
+        "items": -int(line["items"]),
+    }
+    for s in shipments
+    if s.get("status", "shipped") != "cancelled"
+    for line in s["lines"]
+]
+moves.append(pd.DataFrame(lines, columns=["warehouse_id", "sku", "date", "items"]))
+moves = pd.concat(moves)
+moves = moves[(moves["date"] > opening_date) & (moves["date"] <= as_of)]
+
+days = pd.date_range(pd.Timestamp(opening_date) + pd.Timedelta(days=1), as_of).strftime("%Y-%m-%d")
+report = {"as_of": as_of, "warehouses": [], "total_value": 0.0}
+total_cents = 0
+for _, w in warehouses.sort_values("name").iterrows():
+    closing, stockouts = {}, []
+    for _, p in products.sort_values("sku").iterrows():
+        start = opening[(opening["warehouse_id"] == w["id"]) & (opening["sku"] == p["sku"])]
+        level = int(start["qty"].sum())
+        mine = moves[(moves["warehouse_id"] == w["id"]) & (moves["sku"] == p["sku"])]
+        by_day = mine.groupby("date")["items"].sum()
+        ran_out = False
+        for day in days:
+            level += int(by_day.get(day, 0))
+            ran_out |= level == 0
+        closing[p["sku"]] = level
+        total_cents += level * int(p["unit_value_cents"])
+        if ran_out:
+            stockouts.append(p["sku"])
+    report["warehouses"].append(
+        {"name": w["name"], "closing_stock": closing, "stockouts": stockouts}
+    )
+report["total_value"] = round(total_cents / 100, 2)
+
+with open("report.json", "w") as f:
+    json.dump(report, f, indent=2)
+print("done")
