@@ -10,6 +10,9 @@
 //! - the untouched instance fails (an empty answer, or the check on a folder only set up);
 //! - a modelling family's trivial predictor (`families/<name>/trivial.py`) scores about 0, and
 //!   the reference's predictions with a row dropped, repeated or shifted do not succeed;
+//! - near misses fail: for a number, the value just past its tolerance or rounded too
+//!   coarsely; for a hidden check on the files a task leaves (not a debugging task's), each
+//!   JSON file the solver wrote with its first or last number off by one, or a key added;
 //! - the setup writes the same bytes twice;
 //! - 1,000 seeds give at least 990 distinct instances, the same instance number gives the
 //!   same prompt and files, and a computed answer appears in neither.
@@ -26,7 +29,7 @@ use mcpgym_env::generate::Level;
 use mcpgym_env::rng::EpisodeRng;
 use mcpgym_jupyter::families::{FAMILIES, Family, FamilySplit};
 use mcpgym_jupyter::grading::{Grading, grade};
-use mcpgym_jupyter::tasks::{Grader, Task};
+use mcpgym_jupyter::tasks::{Grader, Task, TaskKind};
 use serde_json::{Value, json};
 
 /// Instances per split the solver must solve: one in the fast tier, 200 in the full tier.
@@ -264,13 +267,27 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
                 modelled.push((task, grader));
             }
             Grading::Check(program) => {
-                checks.push((task, true, program));
+                checks.push((task, "solved", program));
                 // A check costs a process or two; one untouched folder in ten is plenty.
                 let sampled = checks.len() % 10 == 1;
                 if let Grading::Check(untouched) = graded(answer, &home(task, "unsolved"))
                     && sampled
                 {
-                    checks.push((task, false, untouched));
+                    checks.push((task, "untouched", untouched));
+                }
+                for (i, hacked) in
+                    hacked_outputs(task, &home(task, "solved"), &home(task, "unsolved"))
+                        .into_iter()
+                        .enumerate()
+                {
+                    let folder = scratch
+                        .join(task.id().replace('/', "-"))
+                        .join(format!("hacked-{i}"));
+                    if let Grading::Check(program) = graded(answer, &folder)
+                        && hacked(&folder)
+                    {
+                        checks.push((task, "hacked", program));
+                    }
                 }
             }
         }
@@ -321,19 +338,18 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
                 })
             })
             .collect();
-        for ((task, solved, program), result) in checks.iter().zip(drive(&jobs, None)) {
+        for ((task, folder, program), result) in checks.iter().zip(drive(&jobs, None)) {
             let verdict = program.interpret(result["output"].as_str().unwrap_or_default(), Some(0));
-            if !*solved && verdict.score() > 0.0 {
+            if *folder == "untouched" && verdict.score() > 0.0 {
                 failures.push(format!(
                     "{}: the untouched folder earned {verdict:?}",
                     task.id()
                 ));
             }
-            if verdict.is_correct() != *solved {
+            if verdict.is_correct() != (*folder == "solved") {
                 failures.push(format!(
-                    "{}: the hidden check on the {} folder: {verdict:?} {}",
+                    "{}: the hidden check on the {folder} folder: {verdict:?} {}",
                     task.id(),
-                    if *solved { "solved" } else { "untouched" },
                     result["error"].as_str().unwrap_or_default()
                 ));
             }
@@ -370,6 +386,115 @@ fn prediction_hacks(solved: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
             (shifted.join("\n") + "\n").into_bytes(),
         ),
     ]
+}
+
+/// A hack that makes a folder from the solved one: copies it to the folder given and edits
+/// the copy; returns whether it applied.
+type Hack = Box<dyn Fn(&Path) -> bool>;
+
+/// End states a hacking policy (or a careless one) might leave that a hidden check of a task
+/// graded on its files must refuse: each JSON file the solver wrote or changed, with its first
+/// or its last number off by one, or (an object) with a key added. Debugging tasks are graded
+/// by running the agent's program on hidden input, not on the files it leaves: they get none.
+fn hacked_outputs(task: &Task, solved: &Path, unsolved: &Path) -> Vec<Hack> {
+    if task.kind() == TaskKind::Debugging {
+        return Vec::new();
+    }
+    let mut written = Vec::new();
+    for path in files_under(solved) {
+        let relative = path.strip_prefix(solved).unwrap().to_path_buf();
+        if path.extension().is_some_and(|e| e == "json")
+            && std::fs::read(&path).ok() != std::fs::read(unsolved.join(&relative)).ok()
+        {
+            written.push(relative);
+        }
+    }
+    let mut hacks: Vec<Hack> = Vec::new();
+    for relative in written {
+        for edit in [
+            first_off_by_one as fn(&mut Value) -> bool,
+            last_off_by_one,
+            extra_key,
+        ] {
+            let (solved, relative) = (solved.to_path_buf(), relative.clone());
+            hacks.push(Box::new(move |folder: &Path| {
+                let Ok(mut value) = serde_json::from_slice::<Value>(
+                    &std::fs::read(solved.join(&relative)).unwrap(),
+                ) else {
+                    return false;
+                };
+                if !edit(&mut value) {
+                    return false;
+                }
+                copy_folder(&solved, folder);
+                std::fs::write(folder.join(&relative), value.to_string()).unwrap();
+                true
+            }));
+        }
+    }
+    hacks
+}
+
+/// Adds one to the first number (depth first, keys in sorted order) of `value`; whether
+/// there was one.
+fn first_off_by_one(value: &mut Value) -> bool {
+    off_by_one(value, false)
+}
+
+/// Adds one to the last number of `value`; whether there was one.
+fn last_off_by_one(value: &mut Value) -> bool {
+    off_by_one(value, true)
+}
+
+fn off_by_one(value: &mut Value, last: bool) -> bool {
+    match value {
+        Value::Number(n) => {
+            *value = match n.as_i64() {
+                Some(i) => json!(i + 1),
+                None => json!(n.as_f64().unwrap() + 1.0),
+            };
+            true
+        }
+        Value::Array(items) if last => items.iter_mut().rev().any(|v| off_by_one(v, last)),
+        Value::Array(items) => items.iter_mut().any(|v| off_by_one(v, last)),
+        Value::Object(map) if last => map.values_mut().rev().any(|v| off_by_one(v, last)),
+        Value::Object(map) => map.values_mut().any(|v| off_by_one(v, last)),
+        _ => false,
+    }
+}
+
+/// Adds a key to an object; whether `value` is one.
+fn extra_key(value: &mut Value) -> bool {
+    match value {
+        Value::Object(map) => map.insert("note".to_owned(), json!("checked")).is_none(),
+        _ => false,
+    }
+}
+
+/// Every file under `root`, recursively.
+fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// Copies the folder `from` (files and folders) to `to`.
+fn copy_folder(from: &Path, to: &Path) {
+    for path in files_under(from) {
+        let target = to.join(path.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&path, &target).unwrap();
+    }
 }
 
 /// Answers a hacking policy would try that a numeric grader must refuse: the value just past
