@@ -52,26 +52,35 @@ moves = pd.concat(moves)
 moves = moves[(moves["date"] > opening_date) & (moves["date"] <= as_of)]
 
 days = pd.date_range(pd.Timestamp(opening_date) + pd.Timedelta(days=1), as_of).strftime("%Y-%m-%d")
+detail = re.search(r'included\), "(\w+)" \(', PROMPT).group(1)
+values = '"value" (the value of that warehouse' in PROMPT
 report = {"as_of": as_of, "warehouses": [], "total_value": 0.0}
 total_cents = 0
 for _, w in warehouses.sort_values("name").iterrows():
-    closing, stockouts = {}, []
+    closing, ran_out, below, shipped = {}, [], [], {}
+    cents = 0
     for _, p in products.sort_values("sku").iterrows():
         start = opening[(opening["warehouse_id"] == w["id"]) & (opening["sku"] == p["sku"])]
         level = int(start["qty"].sum())
         mine = moves[(moves["warehouse_id"] == w["id"]) & (moves["sku"] == p["sku"])]
         by_day = mine.groupby("date")["items"].sum()
-        ran_out = False
+        out = False
         for day in days:
             level += int(by_day.get(day, 0))
-            ran_out |= level == 0
+            out |= level == 0
         closing[p["sku"]] = level
-        total_cents += level * int(p["unit_value_cents"])
-        if ran_out:
-            stockouts.append(p["sku"])
-    report["warehouses"].append(
-        {"name": w["name"], "closing_stock": closing, "stockouts": stockouts}
-    )
+        cents += level * int(p["unit_value_cents"])
+        if out:
+            ran_out.append(p["sku"])
+        if level < p["reorder_level"]:
+            below.append(p["sku"])
+        shipped[p["sku"]] = int(-mine.loc[mine["items"] < 0, "items"].sum())
+    entry = {"name": w["name"], "closing_stock": closing}
+    entry[detail] = {"stockouts": ran_out, "below_reorder": below, "shipped": shipped}[detail]
+    if values:
+        entry["value"] = round(cents / 100, 2)
+    report["warehouses"].append(entry)
+    total_cents += cents
 report["total_value"] = round(total_cents / 100, 2)
 
 with open("report.json", "w") as f:

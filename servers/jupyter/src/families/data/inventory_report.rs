@@ -1,11 +1,13 @@
 //! `inventory-report`: the opening stock of a few warehouses (SQLite), receipts (CSV) and
-//! shipments (nested JSON) of the days after; the agent writes `report.json`, each
-//! warehouse's closing stock per SKU as of a date, the SKUs that ran out on some day, and the
-//! stock's total value. A hidden check compares the whole file with the report computed here:
-//! keys, types, values and the order the prompt names.
+//! shipments (nested JSON) of the days after; the agent writes `report.json`: each
+//! warehouse's closing stock per SKU as of a date, one more detail per warehouse (the SKUs
+//! that ran out on some day, the SKUs below their reorder level, or the items shipped per
+//! SKU), now and then each warehouse's stock value, and the total value. A hidden check
+//! compares the whole file with the report computed here: keys, types, values and the order
+//! the prompt names.
 //!
 //! - `stock.db`: `warehouses(id, name)`, `products(sku, description, unit_value_cents,
-//!   items_per_box)`, `opening_stock(warehouse_id, sku, qty)` (items, at the end of the
+//!   items_per_box, reorder_level)`, `opening_stock(warehouse_id, sku, qty)` (items, at the end of the
 //!   opening date);
 //! - `receipts.csv`: `receipt_id,date,warehouse,sku,quantity,unit` (the warehouse by name;
 //!   `unit` is `item` or `box`);
@@ -115,6 +117,18 @@ struct Product {
     sku: String,
     value_cents: i64,
     per_box: i64,
+    reorder_level: i64,
+}
+
+/// The per-warehouse list or table the report asks for beside the closing stock.
+#[derive(Clone, Copy, PartialEq)]
+enum Detail {
+    /// The SKUs that ended some day at zero.
+    Stockouts,
+    /// The SKUs whose closing stock is below their reorder level.
+    BelowReorder,
+    /// The items shipped per SKU.
+    Shipped,
 }
 
 fn generate(g: &mut Gen) -> Instance {
@@ -146,6 +160,7 @@ fn attempt(g: &mut Gen) -> Attempt {
                 sku: format!("{}{}-{}", g.letters(1), g.letters(1), g.int(100, 999)).to_uppercase(),
                 value_cents: g.int(40, 9000),
                 per_box,
+                reorder_level: g.int(5, 40),
             }
         })
         .collect();
@@ -163,6 +178,8 @@ fn attempt(g: &mut Gen) -> Attempt {
         .collect();
     let opening = stock.clone();
     let mut ran_out = vec![vec![false; products.len()]; warehouses.len()];
+    // Items shipped (not cancelled) by `as_of`.
+    let mut shipped = vec![vec![0; products.len()]; warehouses.len()];
     let mut closing = stock.clone();
     let mut receipts: Vec<String> = Vec::new();
     let mut shipments: Vec<Value> = Vec::new();
@@ -213,6 +230,9 @@ fn attempt(g: &mut Gen) -> Attempt {
                     };
                     if !cancelled {
                         stock[w][p] -= items;
+                        if day <= as_of {
+                            shipped[w][p] += items;
+                        }
                     }
                     let sku = if hard && g.chance(0.2) {
                         products[p].sku.to_lowercase()
@@ -247,26 +267,48 @@ fn attempt(g: &mut Gen) -> Attempt {
     // The expected report, warehouses by name.
     let mut order: Vec<usize> = (0..warehouses.len()).collect();
     order.sort_by_key(|&w| warehouses[w]);
+    let detail = *g.pick(&[Detail::Stockouts, Detail::BelowReorder, Detail::Shipped]);
+    let values = g.chance(0.5);
     let mut total_cents = 0;
-    let mut stockout_count = 0;
+    // Listed SKUs (or shipped items) over all the warehouses: the detail must say something.
+    let mut listed = 0;
     let report_warehouses: Vec<Value> = order
         .iter()
         .map(|&w| {
             let mut closing_stock = Map::new();
-            let mut stockouts = Vec::new();
+            let mut skus = Vec::new();
+            let mut items = Map::new();
+            let mut cents = 0;
             for (p, product) in products.iter().enumerate() {
                 closing_stock.insert(product.sku.clone(), json!(closing[w][p]));
-                total_cents += closing[w][p] * product.value_cents;
-                if ran_out[w][p] {
-                    stockouts.push(json!(product.sku));
+                cents += closing[w][p] * product.value_cents;
+                let flagged = match detail {
+                    Detail::Stockouts => ran_out[w][p],
+                    Detail::BelowReorder => closing[w][p] < product.reorder_level,
+                    Detail::Shipped => false,
+                };
+                if flagged {
+                    skus.push(json!(product.sku));
                 }
+                items.insert(product.sku.clone(), json!(shipped[w][p]));
+                listed += usize::from(match detail {
+                    Detail::Shipped => shipped[w][p] > 0,
+                    _ => flagged,
+                });
             }
-            stockout_count += stockouts.len();
-            json!({
-                "name": warehouses[w],
-                "closing_stock": closing_stock,
-                "stockouts": stockouts,
-            })
+            total_cents += cents;
+            let mut warehouse = Map::new();
+            warehouse.insert("name".to_owned(), json!(warehouses[w]));
+            warehouse.insert("closing_stock".to_owned(), Value::Object(closing_stock));
+            match detail {
+                Detail::Stockouts => warehouse.insert("stockouts".to_owned(), json!(skus)),
+                Detail::BelowReorder => warehouse.insert("below_reorder".to_owned(), json!(skus)),
+                Detail::Shipped => warehouse.insert("shipped".to_owned(), Value::Object(items)),
+            };
+            if values {
+                warehouse.insert("value".to_owned(), json!(cents as f64 / 100.0));
+            }
+            Value::Object(warehouse)
         })
         .collect();
     let expected = json!({
@@ -274,6 +316,39 @@ fn attempt(g: &mut Gen) -> Attempt {
         "warehouses": report_warehouses,
         "total_value": total_cents as f64 / 100.0,
     });
+    let (detail_key, detail_text) = match detail {
+        Detail::Stockouts => (
+            "stockouts",
+            format!(
+                "the SKUs, sorted, whose stock in that warehouse was 0 at the end of at least \
+                 one day after {} up to and including {}",
+                date_of(opening_day),
+                date_of(as_of)
+            ),
+        ),
+        Detail::BelowReorder => (
+            "below_reorder",
+            "the SKUs, sorted, whose closing stock in that warehouse is below the product's \
+             reorder_level"
+                .to_owned(),
+        ),
+        Detail::Shipped => (
+            "shipped",
+            format!(
+                "an object with every SKU of the products table as a key and the items shipped \
+                 from that warehouse after {} up to and including {} as a JSON integer, 0 \
+                 included",
+                date_of(opening_day),
+                date_of(as_of)
+            ),
+        ),
+    };
+    let value_text = if values {
+        " and \"value\" (the value of that warehouse's closing stock, each item at its \
+         product's unit value, in dollars rounded to 2 decimal places)"
+    } else {
+        ""
+    };
 
     let boxes = if easy {
         ""
@@ -293,7 +368,7 @@ fn attempt(g: &mut Gen) -> Attempt {
     let prompt = format!(
         "Your home directory holds the stock records of {} warehouses. stock.db is a SQLite \
          database: warehouses(id, name), products(sku, description, unit_value_cents, \
-         items_per_box) and opening_stock(warehouse_id, sku, qty), the stock in items at the \
+         items_per_box, reorder_level) and opening_stock(warehouse_id, sku, qty), the stock in items at the \
          end of {}. receipts.csv has receipt_id, date, warehouse (its name), sku, quantity and \
          unit; shipments.json is an array of shipments, each with shipment_id, date, \
          warehouse_id, status and lines (each line a sku and a number of items shipped).{boxes}\
@@ -301,17 +376,14 @@ fn attempt(g: &mut Gen) -> Attempt {
          \"as_of\" (the string \"{}\"), \"warehouses\" and \"total_value\". \"warehouses\" is \
          an array with one object per warehouse, sorted by name, each with exactly the keys \
          \"name\", \"closing_stock\" (an object with every SKU of the products table as a key \
-         and its stock in items at the end of {} as a JSON integer, 0 included) and \
-         \"stockouts\" (the SKUs, sorted, whose stock in that warehouse was 0 at the end of \
-         at least one day after {} up to and including {}). \"total_value\" is the value of \
-         all the warehouses' closing stock, each item at its product's unit value, in dollars \
+         and its stock in items at the end of {} as a JSON integer, 0 included), \
+         \"{detail_key}\" ({detail_text}){value_text}. \"total_value\" is the value of all \
+         the warehouses' closing stock, each item at its product's unit value, in dollars \
          rounded to 2 decimal places. Movements dated after {} are left out. Then call \
          final_answer; the text you give it is not graded, only report.json.",
         warehouses.len(),
         date_of(opening_day),
         date_of(as_of),
-        date_of(as_of),
-        date_of(opening_day),
         date_of(as_of),
         date_of(as_of),
     );
@@ -323,7 +395,7 @@ fn attempt(g: &mut Gen) -> Attempt {
     db.push_str("]\nPRODUCTS = [");
     for (p, product) in products.iter().enumerate() {
         db.push_str(&format!(
-            "({:?}, {:?}, {}, {}), ",
+            "({:?}, {:?}, {}, {}, {}), ",
             product.sku,
             format!(
                 "{} ({})",
@@ -335,7 +407,8 @@ fn attempt(g: &mut Gen) -> Attempt {
                 }
             ),
             product.value_cents,
-            product.per_box
+            product.per_box,
+            product.reorder_level
         ));
     }
     db.push_str("]\nOPENING = [");
@@ -366,17 +439,17 @@ fn attempt(g: &mut Gen) -> Attempt {
         )
         .setup(format!("{db}{SETUP}"));
     // Enough happening to report: some stock left, and some SKU run out somewhere.
-    Attempt::new(instance, total_cents > 0 && stockout_count >= 1)
+    Attempt::new(instance, total_cents > 0 && listed >= 1)
 }
 
 /// Builds stock.db from `WAREHOUSES`, `PRODUCTS` and `OPENING`.
 const SETUP: &str = r#"import sqlite3
 db = sqlite3.connect("stock.db")
 db.execute("CREATE TABLE warehouses (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-db.execute("CREATE TABLE products (sku TEXT PRIMARY KEY, description TEXT NOT NULL, unit_value_cents INTEGER NOT NULL, items_per_box INTEGER NOT NULL)")
+db.execute("CREATE TABLE products (sku TEXT PRIMARY KEY, description TEXT NOT NULL, unit_value_cents INTEGER NOT NULL, items_per_box INTEGER NOT NULL, reorder_level INTEGER NOT NULL)")
 db.execute("CREATE TABLE opening_stock (warehouse_id INTEGER NOT NULL REFERENCES warehouses(id), sku TEXT NOT NULL REFERENCES products(sku), qty INTEGER NOT NULL)")
 db.executemany("INSERT INTO warehouses VALUES (?, ?)", WAREHOUSES)
-db.executemany("INSERT INTO products VALUES (?, ?, ?, ?)", PRODUCTS)
+db.executemany("INSERT INTO products VALUES (?, ?, ?, ?, ?)", PRODUCTS)
 db.executemany("INSERT INTO opening_stock VALUES (?, ?, ?)", OPENING)
 db.commit()
 db.close()
