@@ -1,5 +1,6 @@
 //! Seeded generation of task instances: [`Gen`], the one source of randomness of a task
-//! family's generator, and [`words`], the lists it draws names and text from.
+//! family's generator, [`words`], the lists it draws names and text from, and [`wording`], the
+//! sentences its prompts draw their phrasing from.
 //!
 //! A family turns an instance number into a whole task; every random choice comes from a
 //! [`Gen`]. A train instance's stream is seeded by the family's name and the instance number
@@ -12,6 +13,7 @@
 //! the work bigger or trickier with it (more files, more steps, more traps), never only the
 //! wording.
 
+pub mod wording;
 pub mod words;
 
 use std::ops::Range;
