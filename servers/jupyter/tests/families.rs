@@ -713,7 +713,43 @@ fn check_instances(family: &Family) {
             family.name,
             seen.len()
         );
+        let wordings: HashSet<String> = seen.iter().map(|(prompt, ..)| wording(prompt)).collect();
+        assert!(
+            wordings.len() >= WORDINGS,
+            "{} ({split}): {} wordings in {DISTINCT} instances, fewer than {WORDINGS} (draw the \
+             prompt's sentences from mcpgym_env::generate::wording or a list of the family's own)",
+            family.name,
+            wordings.len()
+        );
     }
+}
+
+/// Wordings each family's prompts must show at least.
+const WORDINGS: usize = 10;
+
+/// A prompt's wording, as far as a test can tell it from its data: the first two words of
+/// each sentence, with numbers masked. Two prompts that differ only in the values they ask
+/// about have the same wording.
+fn wording(prompt: &str) -> String {
+    prompt
+        .split_inclusive(['.', '?', ':', '!'])
+        .map(|sentence| {
+            sentence
+                .split_whitespace()
+                .take(2)
+                .map(|word| {
+                    if word.bytes().any(|b| b.is_ascii_digit()) {
+                        "#".to_owned()
+                    } else {
+                        word.to_lowercase()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|start| !start.is_empty())
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 #[test]
