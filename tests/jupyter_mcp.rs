@@ -141,6 +141,11 @@ async fn stdio_episode_runs_cells_and_pays_a_right_answer() {
     let failed = shell(&client, "echo out; echo err >&2; exit 3").await;
     assert_eq!(text(&failed), "out\n[stderr]\nerr\n[exit code 3]");
     assert_eq!(failed.structured_content.as_ref().unwrap()["exit_code"], 3);
+    // The shell's /tmp is the kernel's.
+    let wrote = shell(&client, "echo from-shell > /tmp/note.txt").await;
+    assert!(text(&wrote).ends_with("[exit code 0]"), "{}", text(&wrote));
+    let read = cell(&client, "print(open('/tmp/note.txt').read().strip())").await;
+    assert_eq!(text(&read), "from-shell");
 
     // A plot comes back as a PNG image beside a short text.
     let plot = cell(
@@ -172,7 +177,7 @@ async fn stdio_episode_runs_cells_and_pays_a_right_answer() {
         .as_array()
         .unwrap()
         .len();
-    assert_eq!(cells, 8, "{}", text(&notebook));
+    assert_eq!(cells, 10, "{}", text(&notebook));
 
     // The agent computes the answer in the kernel, then submits it.
     let solved = cell(&client, SOLVE).await;

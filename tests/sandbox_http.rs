@@ -840,6 +840,27 @@ async fn process_and_filesystem(client: &Client, id: &str) {
     assert_eq!(body["code"], "not_found");
     let escape = rpc("ListDir", json!({"path": "/etc"})).await.unwrap();
     assert_eq!(escape.status(), StatusCode::FORBIDDEN);
+
+    // One /tmp for the whole sandbox: what a cell writes there a command reads, and what one
+    // command leaves there the next one and the kernel see.
+    let lines = client
+        .run(id, "open('/tmp/from-kernel.txt', 'w').write('kernel')")
+        .await;
+    assert!(errors(&lines).is_empty(), "{lines:?}");
+    let (out, _, code) = command(
+        client,
+        id,
+        "cat /tmp/from-kernel.txt; echo shell > /tmp/from-shell.txt",
+        json!({}),
+    )
+    .await;
+    assert_eq!((out.as_str(), code), ("kernel", 0));
+    let (out, _, _) = command(client, id, "cat /tmp/from-shell.txt", json!({})).await;
+    assert_eq!(out, "shell\n");
+    let lines = client
+        .run(id, "open('/tmp/from-shell.txt').read() == 'shell\\n'")
+        .await;
+    assert_eq!(main_result(&lines).as_deref(), Some("True"));
 }
 
 async fn bad_inputs(client: &Client, id: &str) {
@@ -982,6 +1003,9 @@ async fn sandboxes_are_apart(client: &Client, first: &str) {
         )
         .await;
     assert_eq!(main_result(&lines).as_deref(), Some("[]"));
+    // The first sandbox's /tmp is its own.
+    let (out, _, _) = command(client, &second, "ls -A /tmp", json!({})).await;
+    assert!(!out.contains("from-"), "{out}");
     let read = client
         .data(
             reqwest::Method::GET,

@@ -52,6 +52,10 @@ pub struct JailConfig {
     /// Host directory bound at [`HOME`] instead of `root/home`: how several jails of one
     /// sandbox (one kernel per context, shell commands) share the user's files.
     pub home: Option<PathBuf>,
+    /// Host directory bound at `/tmp` instead of a private tmpfs: how the jails of one sandbox
+    /// (its kernels and its commands) share one `/tmp`, as the processes of one machine do.
+    /// Bounded like the private one, by [`Limits::tmp_bytes`], where mounts are possible.
+    pub tmp: Option<PathBuf>,
 }
 
 /// Size of the tmpfs at [`RUN`]: room for a connection file and socket files.
@@ -134,6 +138,7 @@ impl JailConfig {
             run_as: None,
             cgroups: true,
             home: None,
+            tmp: None,
         }
     }
 
@@ -228,10 +233,15 @@ impl JailConfig {
         push(&[&"--uid", &inside_id, &"--gid", &inside_id]);
         // The private /tmp before the system binds: a bound path that lies under /tmp (a
         // server run from a checkout there) stays visible, and masked, instead of hidden.
-        if let Some(size) = self.limits.tmp_bytes {
-            push(&[&"--size", &size.to_string()]);
+        match &self.tmp {
+            Some(shared) => push(&[&"--bind", shared, &"/tmp"]),
+            None => {
+                if let Some(size) = self.limits.tmp_bytes {
+                    push(&[&"--size", &size.to_string()]);
+                }
+                push(&[&"--tmpfs", &"/tmp"]);
+            }
         }
-        push(&[&"--tmpfs", &"/tmp"]);
         // A private, writable /root as in E2B's sandboxes (code that expects root's home, a
         // context created there), bounded like /tmp. The host's /root is never bound.
         if let Some(size) = self.limits.tmp_bytes {
@@ -304,6 +314,16 @@ impl JailConfig {
         }
         if let Some(bytes) = self.limits.home_bytes {
             mount_quota(&home, bytes, owner)?;
+        }
+        if let Some(tmp) = &self.tmp {
+            mkdir(tmp, 0o700)?;
+            if let Some(user) = self.run_as {
+                std::os::unix::fs::chown(tmp, Some(user.uid), Some(user.gid))
+                    .map_err(|e| Error::io("chown", tmp, e))?;
+            }
+            if let Some(bytes) = self.limits.tmp_bytes {
+                mount_quota(tmp, bytes, owner)?;
+            }
         }
         // The run folder holds a connection file and socket files: a small tmpfs keeps a
         // jail that writes there off the host's disk.
@@ -391,6 +411,29 @@ mod tests {
             !binds
                 .iter()
                 .any(|(source, _)| Path::new(source).starts_with("/tmp/x"))
+        );
+    }
+
+    #[test]
+    fn a_shared_tmp_replaces_the_private_one() {
+        let mut config = JailConfig::new("/tmp/x");
+        let private = args_of(&config);
+        assert!(
+            private
+                .windows(2)
+                .any(|w| w[0] == "--tmpfs" && w[1] == "/tmp")
+        );
+        config.tmp = Some("/tmp/sandbox/tmp".into());
+        let shared = args_of(&config);
+        assert!(
+            !shared
+                .windows(2)
+                .any(|w| w[0] == "--tmpfs" && w[1] == "/tmp")
+        );
+        assert!(
+            shared
+                .windows(3)
+                .any(|w| w[0] == "--bind" && w[1] == "/tmp/sandbox/tmp" && w[2] == "/tmp")
         );
     }
 }

@@ -221,8 +221,8 @@ static TOOLS: LazyLock<ToolTable<JupyterEpisode>> = LazyLock::new(|| {
             tool(
                 "execute_shell_command",
                 "Run a bash command in /home/user as its own process (no network). Returns its \
-                 stdout, its stderr and its exit code. /tmp is private to each command; keep \
-                 files in /home/user.",
+                 stdout, its stderr and its exit code. /tmp is shared with the kernel and later \
+                 commands; keep files in /home/user.",
             )
             .title("Run a shell command")
             .effect(Effect::Destroys)

@@ -10,7 +10,7 @@ pub struct QuotaArgs {
     /// the server runs as root; without root the home is bounded only per file (1 GiB).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
     pub home_size: u64,
-    /// Size of each jail's private /tmp.
+    /// Size of each sandbox's /tmp (one for all its kernels and commands; a desktop's own).
     #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size)]
     pub tmp_size: u64,
     /// Size of each jail's /dev/shm.

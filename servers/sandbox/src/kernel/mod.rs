@@ -143,7 +143,7 @@ impl Kernel {
         let kind = kernel_for(config.language, &config.python)?;
         if kind == KernelKind::Deno {
             // V8 reserves far more address space than any RLIMIT_AS would allow: its memory
-            // is bounded by the jail's cgroup instead. Its caches go to the private /tmp.
+            // is bounded by the jail's cgroup instead. Its caches go to the sandbox's /tmp.
             config.jail.limits.unlimited_address_space = true;
             for (key, value) in [
                 ("DENO_DIR", "/tmp/deno"),

@@ -265,6 +265,7 @@ pub(crate) async fn start_kernel(
         None
     };
     let mut jail = JailConfig::new(&root);
+    jail.tmp = Some(super::registry::sandbox_tmp(&root));
     jail.allow_network = allow_network;
     jail.limits = config.limits.clone();
     jail.run_as = lease.as_ref().map(UidLease::user);

@@ -388,6 +388,7 @@ impl Sandbox {
     pub(crate) fn jail_config(&self, kind: &str) -> JailConfig {
         let mut jail = JailConfig::new(self.root.join(kind).join(short_id()));
         jail.home = Some(self.home.clone());
+        jail.tmp = Some(sandbox_tmp(&self.root));
         jail.run_as = self.user;
         jail.allow_network = self.allow_network;
         jail.limits = self.config.limits.clone();
@@ -499,6 +500,12 @@ pub(crate) async fn prepare_kernel(
 }
 
 /// Removes a sandbox root in the background of a blocking thread.
+/// Host directory bound at `/tmp` in every jail of the sandbox rooted at `root`: its kernels
+/// and its commands see the same `/tmp`, as processes on one machine do.
+pub(crate) fn sandbox_tmp(root: &std::path::Path) -> PathBuf {
+    root.join("tmp")
+}
+
 pub(crate) async fn remove_root(root: PathBuf) {
     let result = tokio::task::spawn_blocking(move || match crate::jail::remove_root(&root) {
         Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err((root, error)),

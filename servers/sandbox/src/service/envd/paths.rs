@@ -25,7 +25,7 @@ fn escape(path: &str) -> ApiError {
     ApiError::new(
         StatusCode::FORBIDDEN,
         format!(
-            "path {path:?} is outside the sandbox's files: only paths under {HOME} can be read or written here (each process's /tmp is private to it)"
+            "path {path:?} is outside the sandbox's files: only paths under {HOME} can be read or written here (the sandbox's /tmp, which its kernels and commands share, is not served by the file API; copy a file from there into the home with a command)"
         ),
     )
 }
