@@ -873,6 +873,43 @@ fn rescore_agrees_with_the_online_rewards_and_names_a_tampered_one() {
     let agreed = printed.lines().filter(|l| l.contains(": agrees")).count();
     assert!(agreed >= 7, "{printed}");
 
+    // Test tasks were played under this machine's secret; under another they would be other
+    // tasks, so they are not graded again but named, with the fingerprint to look for.
+    let other = root.join("other-secret");
+    std::fs::write(&other, "ab".repeat(32)).unwrap();
+    let output = Command::new(BIN)
+        .arg("rescore")
+        .arg("--test-secret")
+        .arg(&other)
+        .arg(&jupyter)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        printed
+            .contains("cannot be rescored: it was played under the test secret with fingerprint")
+            && printed.contains("--test-secret"),
+        "{printed}"
+    );
+    let header: Value = serde_json::from_str(
+        std::fs::read_dir(&jupyter)
+            .unwrap()
+            .flatten()
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .find(|text| text.contains(r#""record":"header""#))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        header["test_secret"]
+            .as_str()
+            .is_some_and(|f| f.len() == 16),
+        "{header}"
+    );
+
     // A trajectory whose kept answer was changed after the fact is named, and the run fails.
     let file = std::fs::read_dir(&jupyter)
         .unwrap()

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use mcpgym_wordle::{Wordle, WordleConfig};
 use serde_json::{Value, json};
 
-use crate::common::{BIN, HttpServer, NewEpisode};
+use crate::common::{BIN, HttpServer, NewEpisode, http};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mcpgym-export-{name}-{}", std::process::id()));
@@ -476,5 +476,96 @@ async fn the_task_list_names_each_familys_levels() {
     let levels =
         |name: &str| families.iter().find(|f| f["name"] == name).unwrap()["levels"].clone();
     assert_eq!(levels("join-orders"), json!(["easy", "medium", "hard"]));
-    assert_eq!(levels("prime-sums"), json!([]));
+    assert_eq!(levels("classic"), json!([]));
+}
+
+/// `--levels` keeps an export to the instances of those levels, from the families that have
+/// them, and says what to change when a named family has none.
+#[test]
+fn an_export_at_levels_holds_only_tasks_of_those_levels() {
+    let dir = temp_dir("levels");
+    let file = dir.join("hard.jsonl");
+    succeeded(&run(&[
+        "tasks",
+        "export",
+        "--env",
+        "jupyter",
+        "--levels",
+        "hard",
+        "--count",
+        "60",
+        "-o",
+        file.to_str().unwrap(),
+    ]));
+    let rows = lines(&file);
+    assert_eq!(rows.len(), 60);
+    let mut families = HashSet::new();
+    for row in &rows {
+        let task = row["task"].as_str().unwrap();
+        let (family, n) = task.rsplit_once('/').unwrap();
+        assert_eq!(
+            n.parse::<u64>().unwrap() % 3,
+            2,
+            "{task} is not a hard instance"
+        );
+        families.insert(family.to_owned());
+    }
+    assert!(families.len() > 5, "{families:?}");
+    assert!(!families.contains("classic"), "classic has no levels");
+    let unlevelled = failed(&run(&[
+        "tasks",
+        "export",
+        "--env",
+        "jupyter",
+        "--levels",
+        "easy",
+        "--families",
+        "classic",
+        "-o",
+        "-",
+    ]));
+    assert!(unlevelled.contains("has no levels"), "{unlevelled}");
+    let unknown = failed(&run(&[
+        "tasks", "export", "--env", "jupyter", "--levels", "extreme", "-o", "-",
+    ]));
+    assert!(unknown.contains("unknown level \"extreme\""), "{unknown}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server started with `--levels` draws its episodes' tasks from those levels; a request's
+/// own `levels` overrides it, and a level that is none is refused with the three names.
+#[tokio::test]
+async fn episodes_are_drawn_at_the_levels_asked_for() {
+    let server = HttpServer::start(&["jupyter", "--levels", "easy"]);
+    let http = http();
+    let create = |body: Value| {
+        let http = http.clone();
+        let url = server.url("/episodes");
+        async move {
+            let response = http.post(url).json(&body).send().await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+    for (body, level) in [
+        (json!({"seed": 7}), 0),
+        (json!({"seed": 8, "levels": ["hard"]}), 2),
+    ] {
+        let (status, created) = create(body).await;
+        assert!(status.is_success(), "{created}");
+        let task = created["task"].as_str().unwrap();
+        let n: u64 = task.rsplit_once('/').unwrap().1.parse().unwrap();
+        assert_eq!(n % 3, level, "{task}");
+        let id = created["id"].as_str().unwrap();
+        http.delete(server.url(&format!("/episodes/{id}")))
+            .send()
+            .await
+            .unwrap();
+    }
+    let (status, refused) = create(json!({"levels": ["extreme"]})).await;
+    assert!(status.is_client_error(), "{refused}");
+    let message = refused["error"].as_str();
+    assert!(
+        message.is_some_and(|m| m.contains("extreme") && m.contains("hard")),
+        "{refused}"
+    );
 }

@@ -11,6 +11,7 @@ use crate::hub::HubSettings;
 use crate::replica::ReplicaName;
 use crate::task::Split;
 use crate::trajectory::ImagePolicy;
+use mcpgym_env::generate::Level;
 
 /// `--max-episodes`: the total and the limits per environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +84,11 @@ pub struct CommonArgs {
     /// Split to draw tasks from when no task is named.
     #[arg(long, default_value_t = Split::Train, value_name = "train|test")]
     pub split: Split,
+
+    /// Draw tasks only of these levels (comma-separated: easy, medium, hard), from the task
+    /// families that have levels, when neither the request nor --task names a task.
+    #[arg(long, value_name = "LEVEL,…", value_delimiter = ',')]
+    pub levels: Vec<Level>,
 
     /// Tool calls allowed per episode; the call that reaches it ends the episode as truncated.
     /// Each environment has its own default.
@@ -220,6 +226,7 @@ impl CommonArgs {
             default_task: self.task.clone(),
             default_seed: self.seed,
             default_split: self.split,
+            default_levels: self.levels.clone(),
             reset_tool: self.reset_tool,
             replica: self.replica.clone(),
         }

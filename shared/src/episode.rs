@@ -248,6 +248,9 @@ pub struct EpisodeHeader {
     pub options: JsonObject,
     /// The client session that started it (recorded in the trajectory's header).
     pub session: Option<crate::trajectory::SessionRecord>,
+    /// For a generated test task, the fingerprint of the test secret it was derived with
+    /// ([`test_secret_fingerprint`](mcpgym_env::generate::test_secret_fingerprint)).
+    pub test_secret: Option<String>,
 }
 
 impl Episode {
@@ -269,6 +272,7 @@ impl Episode {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 time: now_rfc3339(),
                 session: header.session.clone(),
+                test_secret: header.test_secret.clone(),
             });
         }
         Self {
@@ -847,6 +851,7 @@ mod tests {
                 max_turns,
                 options: JsonObject::new(),
                 session: None,
+                test_secret: None,
             },
             Box::new(Counter),
             None,
@@ -930,6 +935,7 @@ mod tests {
                 max_turns: 1,
                 options: JsonObject::new(),
                 session: None,
+                test_secret: None,
             },
             Box::new(Graded),
             None,
@@ -970,6 +976,7 @@ mod tests {
                 max_turns: 10,
                 options: JsonObject::new(),
                 session: None,
+                test_secret: None,
             },
             Box::new(Fragile),
             None,
@@ -1007,6 +1014,7 @@ mod tests {
                     max_turns,
                     options: JsonObject::new(),
                     session: None,
+                    test_secret: None,
                 },
                 state,
                 None,

@@ -18,6 +18,7 @@ use crate::step::StepRecord;
 use crate::store::{CloseReason, EpisodeSlot, EpisodeStore, FinishedEpisodes, NoPlace};
 use crate::task::Split;
 use crate::trajectory::{ImagePolicy, TrajectorySink, mime_type_of};
+use mcpgym_env::generate::Level;
 
 mod resume;
 
@@ -53,6 +54,8 @@ pub struct HubSettings {
     pub default_seed: Option<u64>,
     /// The split used when a request names none.
     pub default_split: Split,
+    /// The levels a task is drawn from when a request names none (empty: every task).
+    pub default_levels: Vec<Level>,
     /// Whether MCP sessions list a `reset` tool that starts a new episode.
     pub reset_tool: bool,
     /// This replica's name, put in front of every episode and session id it issues, so that a
@@ -73,6 +76,7 @@ impl Default for HubSettings {
             default_task: None,
             default_seed: None,
             default_split: Split::Train,
+            default_levels: Vec::new(),
             reset_tool: false,
             replica: None,
         }
@@ -91,6 +95,9 @@ pub struct CreateEpisode {
     pub seed: Option<u64>,
     /// The split to draw a task from.
     pub split: Option<Split>,
+    /// Draw only a task of these levels (`["hard"]`), from the families that have levels;
+    /// ignored when `task` names one. Default: the server's `--levels`, else every task.
+    pub levels: Option<Vec<Level>>,
     /// Environment-specific options (see each environment's README section).
     pub options: Option<JsonObject>,
     /// The client session starting it, kept in the trajectory header (never from a body).
@@ -111,6 +118,14 @@ pub struct EpisodeCreated {
     pub seed: u64,
     /// The path that serves MCP for exactly this episode.
     pub mcp_url: String,
+}
+
+/// Whether `task` is an instance of a generated family in the test split: what the test
+/// secret derives.
+fn is_generated_test_task(tasks: &crate::task::TaskSet, task: &str) -> bool {
+    crate::task::parse_family_id(task)
+        .is_some_and(|(name, _)| tasks.families().iter().any(|f| f.name == name))
+        && tasks.split_of(task) == Some(Split::Test)
 }
 
 /// Whether `id` can be an episode id: ids are hex, after a replica's name and a `-` when the
@@ -212,6 +227,18 @@ pub enum HubError {
         env: &'static str,
         /// The split.
         split: Split,
+    },
+    /// No family of the split has levels, so no task of the levels asked for can be drawn.
+    #[error(
+        "the {split} split of {env} has no task of level {levels}: none of its families has levels (list them with GET /tasks?env={env}, whose families show their levels); leave the levels out"
+    )]
+    NoTaskAtLevels {
+        /// The environment.
+        env: &'static str,
+        /// The split.
+        split: Split,
+        /// The levels asked for, joined by commas.
+        levels: String,
     },
     /// No live episode has this id.
     #[error(
@@ -549,10 +576,29 @@ impl Hub {
             }
             None => match &self.settings.default_task {
                 Some(task) if env.tasks().split_of(task).is_some() => task.clone(),
-                _ => env.tasks().pick(split, seed).ok_or(HubError::EmptySplit {
-                    env: env.name(),
-                    split,
-                })?,
+                _ => {
+                    let levels = request
+                        .levels
+                        .as_deref()
+                        .unwrap_or(&self.settings.default_levels);
+                    env.tasks()
+                        .pick_at(split, seed, levels)
+                        .ok_or_else(|| match levels {
+                            [] => HubError::EmptySplit {
+                                env: env.name(),
+                                split,
+                            },
+                            levels => HubError::NoTaskAtLevels {
+                                env: env.name(),
+                                split,
+                                levels: levels
+                                    .iter()
+                                    .map(|l| l.name())
+                                    .collect::<Vec<_>>()
+                                    .join(","),
+                            },
+                        })?
+                }
             },
         };
         let reservation = self.store.reserve(env.name()).map_err(|full| match full {
@@ -587,6 +633,8 @@ impl Hub {
                 .unwrap_or_else(|| env.default_max_turns()),
             options: spec.options.clone(),
             session: request.session,
+            test_secret: is_generated_test_task(env.tasks(), &spec.task)
+                .then(mcpgym_env::generate::test_secret_fingerprint),
         };
         let episode = Episode::new(header, state, self.sink.clone());
         let metrics = self.metrics.env(env.name()).cloned();

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::generate::Level;
 use crate::rng::EpisodeRng;
 
 /// Which part of an environment's tasks an episode is drawn from.
@@ -114,10 +115,57 @@ impl TaskFamily {
         }
     }
 
+    /// How many instances of one split are of `levels` (all of them when `levels` is empty;
+    /// none when the family has no levels and some are asked for).
+    pub fn count_at(&self, split: Split, levels: &[Level]) -> u64 {
+        let range = self.range(split);
+        if levels.is_empty() {
+            return range.end.saturating_sub(range.start);
+        }
+        if !self.levelled {
+            return 0;
+        }
+        let wanted = residues(levels);
+        // Instances 0..end of those levels: whole blocks of three, then the rest.
+        let below = |end: u64| {
+            end / 3 * wanted.len() as u64
+                + wanted.iter().filter(|&&l| end / 3 * 3 + l < end).count() as u64
+        };
+        below(range.end).saturating_sub(below(range.start))
+    }
+
+    /// The `index`-th instance of one split that is of `levels` (in number order), as
+    /// [`count_at`](Self::count_at) counts them.
+    pub fn nth_at(&self, split: Split, levels: &[Level], index: u64) -> Option<u64> {
+        if index >= self.count_at(split, levels) {
+            return None;
+        }
+        let range = self.range(split);
+        if levels.is_empty() {
+            return Some(range.start + index);
+        }
+        let wanted = residues(levels);
+        let k = wanted.len() as u64;
+        // Count from the block of three holding the range's start, skipping the instances of
+        // that block below the start.
+        let block = range.start / 3 * 3;
+        let skipped = wanted.iter().filter(|&&l| block + l < range.start).count() as u64;
+        let position = index + skipped;
+        Some(block + position / k * 3 + wanted[(position % k) as usize])
+    }
+
     /// The id of instance `n`: `<family>/<n>`.
     pub fn id(&self, n: u64) -> String {
         format!("{}/{n}", self.name)
     }
+}
+
+/// The residues modulo 3 of `levels` (instance `n` is of level `n % 3`), sorted, once each.
+fn residues(levels: &[Level]) -> Vec<u64> {
+    let mut residues: Vec<u64> = levels.iter().map(|&level| level as u64).collect();
+    residues.sort_unstable();
+    residues.dedup();
+    residues
 }
 
 /// `<family>/<n>` split into its two parts; `None` when `id` does not have that form.
@@ -221,14 +269,25 @@ impl TaskSet {
     /// so a family of a few fixed tasks is drawn as often as one of a million instances.
     /// `None` when the split is empty.
     pub fn pick(&self, split: Split, seed: u64) -> Option<String> {
+        self.pick_at(split, seed, &[])
+    }
+
+    /// As [`pick`](Self::pick), among the instances of `levels` only (every task when
+    /// `levels` is empty): listed tasks and families without levels are left out, and within
+    /// a family each of the levels is equally likely. `None` when nothing is left.
+    pub fn pick_at(&self, split: Split, seed: u64, levels: &[Level]) -> Option<String> {
         // A generator distinct from the episode's own stream, so the choice of task does not
         // shift the randomness the episode itself sees.
         let mut rng = EpisodeRng::new(seed ^ 0x7A5C_0000_0000_0001);
-        let listed = self.listed(split);
+        let listed: &[String] = if levels.is_empty() {
+            self.listed(split)
+        } else {
+            &[]
+        };
         let families: Vec<&TaskFamily> = self
             .families
             .iter()
-            .filter(|f| !f.range(split).is_empty())
+            .filter(|f| f.count_at(split, levels) > 0)
             .collect();
         let groups = families.len() + usize::from(!listed.is_empty());
         if groups == 0 {
@@ -243,8 +302,8 @@ impl TaskSet {
             return Some(listed[rng.below(listed.len())].clone());
         }
         let family = families[group - usize::from(!listed.is_empty())];
-        let range = family.range(split);
-        let n = range.start + rng.below_u64(range.end - range.start);
+        let index = rng.below_u64(family.count_at(split, levels));
+        let n = family.nth_at(split, levels, index)?;
         Some(family.id(n))
     }
 }
@@ -297,6 +356,58 @@ mod tests {
         // Every family of the split is drawn, however few tasks it has.
         assert_eq!(seen.len(), 2);
         assert_eq!(set.pick(Split::Train, 9), set.pick(Split::Train, 9));
+    }
+
+    #[test]
+    fn picks_at_levels_keep_to_those_levels_and_the_split() {
+        let set = TaskSet::new(vec!["listed".into()], Vec::new())
+            .with_family(TaskFamily::new("sums", 0..900, 900..1000).with_levels())
+            .with_family(TaskFamily::new("flat", 0..900, 900..1000));
+        let mut seen = std::collections::HashSet::new();
+        for seed in 0..600 {
+            for split in [Split::Train, Split::Test] {
+                let id = set.pick_at(split, seed, &[Level::Hard]).unwrap();
+                let (family, n) = parse_family_id(&id).unwrap();
+                assert_eq!((family, Level::of(n)), ("sums", Level::Hard), "{id}");
+                assert_eq!(set.split_of(&id), Some(split), "{id}");
+                let id = set
+                    .pick_at(split, seed, &[Level::Easy, Level::Medium])
+                    .unwrap();
+                let (_, n) = parse_family_id(&id).unwrap();
+                seen.insert(Level::of(n));
+            }
+        }
+        assert_eq!(seen.len(), 2);
+        assert_eq!(
+            set.pick_at(Split::Train, 3, &[Level::Hard]),
+            set.pick_at(Split::Train, 3, &[Level::Hard])
+        );
+        let flat = TaskSet::new(vec!["listed".into()], Vec::new()).with_family(TaskFamily::new(
+            "flat",
+            0..900,
+            900..1000,
+        ));
+        assert_eq!(flat.pick_at(Split::Train, 1, &[Level::Easy]), None);
+        for (range, levels) in [
+            (0..900, vec![Level::Hard]),
+            (900..1000, vec![Level::Easy, Level::Hard]),
+            (901..1000, vec![Level::Easy, Level::Medium, Level::Easy]),
+            (997..998, vec![Level::Easy]),
+        ] {
+            let family = TaskFamily::new("f", 0..0, range.clone()).with_levels();
+            let expected: Vec<u64> = range.filter(|&n| levels.contains(&Level::of(n))).collect();
+            let listed: Vec<u64> = (0..family.count_at(Split::Test, &levels))
+                .map(|i| family.nth_at(Split::Test, &levels, i).unwrap())
+                .collect();
+            assert_eq!(listed, expected, "{levels:?}");
+        }
+        // The edge of a range: 998 is the last hard instance below 1000.
+        let edge = TaskSet::new(Vec::new(), Vec::new())
+            .with_family(TaskFamily::new("edge", 0..0, 996..1000).with_levels());
+        for seed in 0..100 {
+            let id = edge.pick_at(Split::Test, seed, &[Level::Medium]).unwrap();
+            assert!(id == "edge/997", "{id}");
+        }
     }
 }
 

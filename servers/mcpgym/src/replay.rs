@@ -111,6 +111,7 @@ pub async fn play_again(
             task: Some(header.task.clone()),
             seed: Some(header.seed),
             split: None,
+            levels: None,
             options: Some(header.options.clone()),
             session: None,
         })

@@ -176,6 +176,16 @@ async fn rescore_one(
     let Some(header) = recorded.header.clone() else {
         return Ok(Finding::Cannot("the file has no header record".into()));
     };
+    // A test task's files and answer come from the secret it was played under: graded under
+    // another, it would be another task.
+    let held = mcpgym_shared::generate::test_secret_fingerprint();
+    if let Some(played) = header.test_secret.as_deref()
+        && played != held
+    {
+        return Ok(Finding::Cannot(format!(
+            "it was played under the test secret with fingerprint {played}, and this process holds {held}: pass that server's secret file with --test-secret"
+        )));
+    }
     let status = recorded.status();
     let flag = |name: &str| status.get(name).and_then(Value::as_bool).unwrap_or(false);
     if !flag("done") {

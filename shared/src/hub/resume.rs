@@ -285,6 +285,7 @@ fn episode_header(
         max_turns: header.max_turns,
         options: header.options.clone(),
         session: header.session.clone(),
+        test_secret: header.test_secret.clone(),
     }
 }
 

@@ -132,6 +132,10 @@ pub struct TrajectoryHeader {
     /// The client session that started the episode, so that a restart gives it back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionRecord>,
+    /// For a generated test task, the fingerprint of the test secret its files and answer were
+    /// derived with (`public` when none was set): rescoring it needs the same secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_secret: Option<String>,
 }
 
 /// A client session that started an episode, as its trajectory header keeps it: after a

@@ -48,7 +48,10 @@ impl FamilySplit {
 }
 
 /// How much work an instance asks for: instance `n` has level `n % 3`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Level {
     /// The smallest version of the family's work.
     Easy,
@@ -88,6 +91,14 @@ impl Level {
             Level::Medium => medium,
             Level::Hard => hard,
         }
+    }
+}
+
+impl std::str::FromStr for Level {
+    type Err = String;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::parse(name)
+            .ok_or_else(|| format!("unknown level {name:?}: use \"easy\", \"medium\" or \"hard\""))
     }
 }
 

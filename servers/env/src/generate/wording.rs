@@ -69,7 +69,7 @@ pub fn name_only(g: &mut Gen) -> &'static str {
         "Give the name exactly as the data spells it.",
         "Answer with that name, nothing more.",
     ];
-    *g.pick(&FORMS)
+    g.pick::<&'static str>(&FORMS)
 }
 
 #[cfg(test)]

@@ -84,6 +84,10 @@ pub struct EvalArgs {
     /// the tasks listed by id.
     #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
     families: Vec<String>,
+    /// Only tasks of these levels (comma-separated: easy, medium, hard), from the families
+    /// that have levels; default: every task.
+    #[arg(long, value_name = "LEVEL,…", value_delimiter = ',')]
+    levels: Vec<mcpgym_shared::generate::Level>,
     /// Tasks to play, one of each family in turn. Default: 2 of each family
     /// (`--per-family`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "per_family")]
@@ -226,6 +230,7 @@ fn jobs(args: &EvalArgs, env: &Arc<dyn Environment>) -> anyhow::Result<Vec<Job>>
     let selection = |count| Selection {
         split,
         families: args.families.clone(),
+        levels: args.levels.clone(),
         count,
         seed: args.seed,
     };

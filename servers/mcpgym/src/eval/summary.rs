@@ -34,6 +34,9 @@ pub struct RunConfig {
     pub split: String,
     /// The families asked for (empty: all).
     pub families: Vec<String>,
+    /// The levels asked for (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<String>,
     /// Tasks asked for.
     pub count: Option<u64>,
     /// Tasks per family asked for.
@@ -59,6 +62,7 @@ impl RunConfig {
             temperature: args.temperature,
             split: args.split.clone(),
             families: args.families.clone(),
+            levels: args.levels.iter().map(|l| l.name().to_owned()).collect(),
             count: args.count,
             per_family: args.per_family,
             seed: args.seed,

@@ -44,6 +44,10 @@ pub struct TasksExport {
     /// every family of the split and the tasks listed by id.
     #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
     families: Vec<String>,
+    /// Only tasks of these levels (comma-separated: easy, medium, hard), from the families
+    /// that have levels; default: every task.
+    #[arg(long, value_name = "LEVEL,…", value_delimiter = ',')]
+    levels: Vec<mcpgym_shared::generate::Level>,
     /// Rows to write, taking one task of each family in turn so any first rows cover every
     /// family; past the selection's end its tasks come again with new seeds. Default: every
     /// selected task once; required when the selection holds more than 100000.
@@ -136,6 +140,7 @@ fn write_tasks(
     let selection = Selection {
         split: args.split.parse().map_err(anyhow::Error::msg)?,
         families: args.families.clone(),
+        levels: args.levels.clone(),
         count: args.count,
         seed: args.seed,
     };

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpgym_shared::env::full_prompt;
-use mcpgym_shared::{Environment, Split, TaskSet};
+use mcpgym_shared::generate::Level;
+use mcpgym_shared::{Environment, Split, TaskFamily, TaskSet};
 use serde::Serialize;
 
 /// The most rows an export writes when `--count` is not given; a selection with more (a
@@ -24,6 +25,8 @@ pub struct Selection {
     pub split: Split,
     /// Families to take tasks from; empty for every family and the listed tasks.
     pub families: Vec<String>,
+    /// Levels to take tasks of, from the families that have levels; empty for every task.
+    pub levels: Vec<Level>,
     /// How many rows; `None` for every selected task once.
     pub count: Option<u64>,
     /// The first row's seed; row `i` has seed `seed + i`.
@@ -125,21 +128,25 @@ struct Group {
 
 enum GroupIds {
     Listed(Vec<String>),
-    Family(String, std::ops::Range<u64>),
+    /// A family's instances of one split, of the given levels (all when empty).
+    Family(TaskFamily, Split, Vec<Level>),
 }
 
 impl Group {
     fn len(&self) -> u64 {
         match &self.ids {
             GroupIds::Listed(ids) => ids.len() as u64,
-            GroupIds::Family(_, range) => range.end - range.start,
+            GroupIds::Family(family, split, levels) => family.count_at(*split, levels),
         }
     }
 
     fn get(&self, n: u64) -> String {
         match &self.ids {
             GroupIds::Listed(ids) => ids[n as usize].clone(),
-            GroupIds::Family(name, range) => format!("{name}/{}", range.start + n),
+            GroupIds::Family(family, split, levels) => {
+                // n < len(): there is such an instance.
+                family.id(family.nth_at(*split, levels, n).unwrap_or_default())
+            }
         }
     }
 }
@@ -167,10 +174,11 @@ impl Rows {
             "the {} split of {} has no tasks{}",
             selection.split,
             env.name(),
-            if selection.families.is_empty() {
-                ""
-            } else {
-                " in those families"
+            match (selection.families.is_empty(), selection.levels.is_empty()) {
+                (true, true) => "",
+                (false, true) => " in those families",
+                (true, false) => " of those levels (only families with levels have them)",
+                (false, false) => " of those levels in those families",
             }
         );
         let total = match selection.count {
@@ -295,13 +303,15 @@ impl Rows {
 fn groups(env: &str, tasks: &TaskSet, selection: &Selection) -> anyhow::Result<Vec<Group>> {
     let split = selection.split;
     let families = tasks.families();
-    let family_group = |family: &mcpgym_shared::TaskFamily| Group {
+    let levels = &selection.levels;
+    let family_group = |family: &TaskFamily| Group {
         family: Some(family.name.clone()),
-        ids: GroupIds::Family(family.name.clone(), family.range(split)),
+        ids: GroupIds::Family(family.clone(), split, levels.clone()),
     };
     if selection.families.is_empty() {
         let mut groups = Vec::new();
-        if !tasks.listed(split).is_empty() {
+        // A listed task has no level.
+        if !tasks.listed(split).is_empty() && levels.is_empty() {
             groups.push(Group {
                 family: None,
                 ids: GroupIds::Listed(tasks.listed(split).to_vec()),
@@ -310,7 +320,7 @@ fn groups(env: &str, tasks: &TaskSet, selection: &Selection) -> anyhow::Result<V
         groups.extend(
             families
                 .iter()
-                .filter(|f| !f.range(split).is_empty())
+                .filter(|f| f.count_at(split, levels) > 0)
                 .map(family_group),
         );
         return Ok(groups);
@@ -339,6 +349,10 @@ fn groups(env: &str, tasks: &TaskSet, selection: &Selection) -> anyhow::Result<V
             !family.range(split).is_empty(),
             "family {name:?} has no {split} tasks (it is held out of that split); its {split} families are: {}",
             names()
+        );
+        anyhow::ensure!(
+            levels.is_empty() || family.levelled,
+            "family {name:?} has no levels, so --levels cannot select its tasks; leave it out of --families or leave out --levels"
         );
         if groups
             .iter()

@@ -39,6 +39,7 @@ pub async fn start(
             task,
             seed: params.seed,
             split: params.split,
+            levels: None,
             options: params.options,
             session,
         })

@@ -140,6 +140,7 @@ impl DoorError {
                 | HubError::UnknownTask { .. }
                 | HubError::SplitMismatch { .. }
                 | HubError::EmptySplit { .. }
+                | HubError::NoTaskAtLevels { .. }
                 | HubError::UnknownTool { .. }
                 | HubError::Start(StartError::InvalidOptions(_)) => "VALIDATION_ERROR",
                 _ => "EXECUTION_ERROR",
@@ -162,6 +163,7 @@ impl DoorError {
                 HubError::UnknownTask { .. }
                 | HubError::SplitMismatch { .. }
                 | HubError::EmptySplit { .. }
+                | HubError::NoTaskAtLevels { .. }
                 | HubError::Start(StartError::InvalidOptions(_)) => {
                     StatusCode::UNPROCESSABLE_ENTITY
                 }

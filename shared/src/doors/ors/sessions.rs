@@ -48,6 +48,7 @@ impl TaskSource {
                 task: Some(spec.id.clone()),
                 seed: spec.seed,
                 split: None,
+                levels: None,
                 options: spec.options.clone(),
                 session: None,
             },
@@ -68,6 +69,7 @@ impl TaskSource {
                     task: Some(id),
                     seed: None,
                     split: Some(*split),
+                    levels: None,
                     options: None,
                     session: None,
                 }
