@@ -202,6 +202,20 @@ def test_serve_hosts_every_environment_and_delivers_screenshots(serve_server: Se
             assert base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n")
 
 
+def test_levels_choose_the_task_an_episode_is_drawn_from(serve_server: Server) -> None:
+    with serve_server.client() as client:
+        for seed in (1, 2):
+            with client.start("jupyter", seed=seed, levels=["hard"]) as episode:
+                number = int(episode.task.rsplit("/", 1)[1])
+                assert number % 3 == 2, episode.task
+        with pytest.raises(McpgymError) as error:
+            client.start("jupyter", levels=["extreme"])
+        assert "extreme" in str(error.value)
+        with pytest.raises(McpgymError) as error:
+            client.start("wordle", levels=["hard"])
+        assert "none of its families has levels" in str(error.value)
+
+
 def test_a_server_that_exits_early_says_so_with_its_stderr() -> None:
     server = Server("wordle")
     client = server.client(timeout=10)

@@ -149,12 +149,15 @@ def _episode_request(
     seed: int | None,
     split: str | None,
     options: Mapping[str, Any] | None,
+    levels: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The `POST /episodes` body, leaving out what the server should choose."""
     body: dict[str, Any] = {}
     for key, value in (("env", env), ("task", task), ("seed", seed), ("split", split)):
         if value is not None:
             body[key] = value
+    if levels is not None:
+        body["levels"] = list(levels)
     if options is not None:
         body["options"] = dict(options)
     return body
@@ -324,10 +327,12 @@ class Client(Closing):
         seed: int | None = None,
         split: str | None = None,
         options: Mapping[str, Any] | None = None,
+        levels: Sequence[str] | None = None,
     ) -> Episode:
         """Starts an episode. `env` may be left out when the server hosts one environment; a
-        task is drawn from `split` with `seed` unless `task` names one."""
-        body = _episode_request(env, task, seed, split, options)
+        task is drawn from `split` with `seed` unless `task` names one, of `levels` only
+        (`["hard"]`) when they are given."""
+        body = _episode_request(env, task, seed, split, options, levels)
         return Episode._from_json(self, _json(self._request("POST", "/episodes", json=body)))
 
     def start_many(
@@ -339,6 +344,7 @@ class Client(Closing):
         task: str | None = None,
         split: str | None = None,
         options: Mapping[str, Any] | None = None,
+        levels: Sequence[str] | None = None,
     ) -> list[Episode]:
         """Starts `n` episodes at once (one seed each when `seeds` is given). If any fails to
         start, the others are closed and the first error is raised."""
@@ -347,7 +353,9 @@ class Client(Closing):
             return []
 
         def start_one(seed: int | None) -> Episode:
-            return self.start(env, task=task, seed=seed, split=split, options=options)
+            return self.start(
+                env, task=task, seed=seed, split=split, options=options, levels=levels
+            )
 
         with ThreadPoolExecutor(max_workers=min(n, _START_THREADS)) as pool:
             futures = [pool.submit(start_one, seed) for seed in seed_list]
@@ -472,10 +480,12 @@ class AsyncClient:
         seed: int | None = None,
         split: str | None = None,
         options: Mapping[str, Any] | None = None,
+        levels: Sequence[str] | None = None,
     ) -> AsyncEpisode:
         """Starts an episode. `env` may be left out when the server hosts one environment; a
-        task is drawn from `split` with `seed` unless `task` names one."""
-        body = _episode_request(env, task, seed, split, options)
+        task is drawn from `split` with `seed` unless `task` names one, of `levels` only
+        (`["hard"]`) when they are given."""
+        body = _episode_request(env, task, seed, split, options, levels)
         response = await self._request("POST", "/episodes", json=body)
         return AsyncEpisode._from_json(self, _json(response))
 
@@ -488,13 +498,14 @@ class AsyncClient:
         task: str | None = None,
         split: str | None = None,
         options: Mapping[str, Any] | None = None,
+        levels: Sequence[str] | None = None,
     ) -> list[AsyncEpisode]:
         """Starts `n` episodes at once (one seed each when `seeds` is given). If any fails to
         start, the others are closed and the first error is raised."""
         seed_list = _seeds(n, seeds)
         results = await asyncio.gather(
             *(
-                self.start(env, task=task, seed=seed, split=split, options=options)
+                self.start(env, task=task, seed=seed, split=split, options=options, levels=levels)
                 for seed in seed_list
             ),
             return_exceptions=True,
