@@ -860,7 +860,7 @@ fn rescore_agrees_with_the_online_rewards_and_names_a_tampered_one() {
             "--per-family",
             "1",
             "--families",
-            "prime-sums,fix-function,organise-files,house-prices",
+            "prime-sums,fix-function,organise-files,house-prices,revenue-chart",
         ],
         &jupyter,
     );

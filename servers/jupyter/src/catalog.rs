@@ -350,6 +350,9 @@ mod tests {
                     assert!(!grader.ids.is_empty(), "{id}: no held-out rows");
                     assert!(grader.baseline != grader.reference, "{id}");
                 }
+                Grader::Chart(grader) => {
+                    assert!(!grader.series.is_empty(), "{id}: a chart of nothing");
+                }
             }
         }
     }

@@ -30,8 +30,8 @@ use mcpgym_env::{
 
 use crate::e2b::{E2bClient, E2bError, Sandbox};
 use crate::graded::{
-    HomeSnapshot, PredictionsFile, graded_state, kept_answer, kept_home, kept_predictions,
-    restore_program, snapshot_program,
+    HomeSnapshot, PredictionsFile, graded_state, kept_answer, kept_chart, kept_home,
+    kept_predictions, restore_program, snapshot_program,
 };
 use crate::grading::{Grading, Verdict};
 use crate::notebook::{CellOutput, ExecutedCell};
@@ -381,6 +381,10 @@ impl Jupyter {
                 let file = kept_predictions(record.graded.as_ref())?;
                 return terminal(&grader.grade(file.as_deref()));
             }
+            Grading::Chart(grader) => {
+                let shown = kept_chart(record.graded.as_ref())?;
+                return terminal(&grader.grade(shown.as_ref()));
+            }
             Grading::Check(program) => program,
         };
         let archive = kept_home(record.graded.as_ref())?;
@@ -724,6 +728,7 @@ impl JupyterEpisode {
     async fn final_answer(&mut self, answer: String) -> StepOutcome {
         let mut home = None;
         let mut predictions = None;
+        let mut chart = None;
         // Whatever the grader, the episode is over: nothing the agent started (a process in
         // the background, a kernel thread) goes on running, or writing, after the answer.
         let stopped = match self.sandbox() {
@@ -769,6 +774,12 @@ impl JupyterEpisode {
                     reason: "the sandbox is gone, so the predictions could not be read".into(),
                 },
             },
+            Grading::Chart(grader) => {
+                let shown = crate::charts::last_chart(&self.cells).cloned();
+                let verdict = grader.grade(shown.as_ref());
+                chart = Some(shown);
+                verdict
+            }
             Grading::Check(program) => match self.sandbox() {
                 Ok(sandbox) => {
                     let sandbox = sandbox.clone();
@@ -793,7 +804,12 @@ impl JupyterEpisode {
                 },
             },
         };
-        self.graded = Some(graded_state(&answer, home.as_ref(), predictions.as_ref()));
+        self.graded = Some(graded_state(
+            &answer,
+            home.as_ref(),
+            predictions.as_ref(),
+            chart.as_ref(),
+        ));
         let message = match &verdict {
             Verdict::Correct => "Correct. The episode is over.".to_owned(),
             Verdict::Incorrect { reason } => {

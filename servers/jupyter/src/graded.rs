@@ -10,6 +10,9 @@
 //! For a modelling task, the predictions file as the server read it:
 //! `"predictions": {"base64": "…", "bytes": N}`, `{"absent": true}` when there was none, or
 //! `{"over_budget": N}`; rescoring measures it again on the host.
+//!
+//! For a chart task, the chart graded (the last one shown): `"chart": {…}`, or `"chart": null`
+//! when none was shown; rescoring checks it again.
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -93,6 +96,7 @@ pub fn graded_state(
     answer: &str,
     home: Option<&HomeSnapshot>,
     predictions: Option<&PredictionsFile>,
+    chart: Option<&Option<Value>>,
 ) -> Value {
     let mut state = serde_json::Map::new();
     if answer.len() <= GRADED_BUDGET {
@@ -126,7 +130,35 @@ pub fn graded_state(
         };
         state.insert("predictions".into(), kept);
     }
+    if let Some(chart) = chart {
+        // The sandbox bounds an extracted chart's size; one past the budget is not kept.
+        let size = chart.as_ref().map_or(0, |c| c.to_string().len());
+        if size <= GRADED_BUDGET {
+            state.insert("chart".into(), chart.clone().unwrap_or(Value::Null));
+        } else {
+            state.insert("chart_bytes".into(), size.into());
+        }
+    }
     Value::Object(state)
+}
+
+/// The chart a graded state kept (`Ok(None)`: none was shown).
+pub fn kept_chart(graded: Option<&Value>) -> Result<Option<Value>, RescoreError> {
+    let graded = graded.ok_or_else(|| {
+        RescoreError::NotRecorded("the trajectory does not keep the chart graded".into())
+    })?;
+    if let Some(bytes) = graded.get("chart_bytes") {
+        return Err(RescoreError::NotRecorded(format!(
+            "the chart was {bytes} bytes, more than the {GRADED_BUDGET} a trajectory keeps"
+        )));
+    }
+    match graded.get("chart") {
+        None => Err(RescoreError::NotRecorded(
+            "the trajectory does not keep the chart graded".into(),
+        )),
+        Some(Value::Null) => Ok(None),
+        Some(chart) => Ok(Some(chart.clone())),
+    }
 }
 
 /// The predictions file a graded state kept (`Ok(None)`: there was none to read).
@@ -200,13 +232,13 @@ mod tests {
 
     #[test]
     fn a_kept_state_reads_back_and_an_oversized_one_says_why() {
-        let state = graded_state("42", Some(&HomeSnapshot::Kept(vec![1, 2, 3])), None);
+        let state = graded_state("42", Some(&HomeSnapshot::Kept(vec![1, 2, 3])), None, None);
         assert_eq!(kept_answer(Some(&state)).unwrap().as_deref(), Some("42"));
         assert_eq!(kept_home(Some(&state)).unwrap(), vec![1, 2, 3]);
-        let over = graded_state("42", Some(&HomeSnapshot::OverBudget(9 << 20)), None);
+        let over = graded_state("42", Some(&HomeSnapshot::OverBudget(9 << 20)), None, None);
         let error = kept_home(Some(&over)).unwrap_err().to_string();
         assert!(error.contains("more than the"), "{error}");
-        let error = kept_home(Some(&graded_state("x", None, None))).unwrap_err();
+        let error = kept_home(Some(&graded_state("x", None, None, None))).unwrap_err();
         assert!(error.to_string().contains("does not keep the home folder"));
         assert_eq!(kept_answer(None).unwrap(), None);
     }
@@ -214,15 +246,25 @@ mod tests {
     #[test]
     fn kept_predictions_read_back() {
         let read = PredictionsFile::Read(b"id,prediction\n1,2\n".to_vec());
-        let state = graded_state("", None, Some(&read));
+        let state = graded_state("", None, Some(&read), None);
         assert_eq!(
             kept_predictions(Some(&state)).unwrap().as_deref(),
             Some(&b"id,prediction\n1,2\n"[..])
         );
-        let absent = graded_state("", None, Some(&PredictionsFile::Absent));
+        let absent = graded_state("", None, Some(&PredictionsFile::Absent), None);
         assert_eq!(kept_predictions(Some(&absent)).unwrap(), None);
-        let over = graded_state("", None, Some(&PredictionsFile::OverBudget(1 << 30)));
+        let over = graded_state("", None, Some(&PredictionsFile::OverBudget(1 << 30)), None);
         assert!(kept_predictions(Some(&over)).is_err());
-        assert!(kept_predictions(Some(&graded_state("", None, None))).is_err());
+        assert!(kept_predictions(Some(&graded_state("", None, None, None))).is_err());
+    }
+
+    #[test]
+    fn the_chart_graded_is_kept_and_read_back() {
+        let chart = json!({"type": "bar", "elements": []});
+        let state = graded_state("done", None, None, Some(&Some(chart.clone())));
+        assert_eq!(kept_chart(Some(&state)).unwrap(), Some(chart));
+        let none = graded_state("done", None, None, Some(&None));
+        assert_eq!(kept_chart(Some(&none)).unwrap(), None);
+        assert!(kept_chart(Some(&graded_state("done", None, None, None))).is_err());
     }
 }

@@ -27,6 +27,7 @@
 
 use mcpgym_env::answer::{close, normalize, parse_number};
 
+use crate::charts::ChartGrader;
 use crate::predictions::PredictionGrader;
 use crate::python::check_program;
 use crate::tasks::{Grader, PRELUDE, Task};
@@ -88,6 +89,8 @@ pub enum Grading {
     Check(CheckProgram),
     /// The predictions file must be read from the sandbox and measured here.
     Predictions(Box<PredictionGrader>),
+    /// The last chart shown in the notebook must be checked.
+    Chart(Box<ChartGrader>),
 }
 
 /// A hidden check, ready to run in the sandbox after the episode.
@@ -239,6 +242,7 @@ pub fn grade(task: &Task, answer: &str, home: &str) -> Grading {
             Grading::Check(CheckProgram::tests(task, code, normalize(answer), home))
         }
         Grader::Predictions(grader) => Grading::Predictions(grader.clone()),
+        Grader::Chart(grader) => Grading::Chart(grader.clone()),
     }
 }
 

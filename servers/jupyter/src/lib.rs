@@ -37,6 +37,7 @@
 
 pub mod cap;
 mod catalog;
+pub mod charts;
 pub mod e2b;
 pub mod env;
 pub mod families;

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use mcpgym_env::{Split, TaskSet, parse_family_id};
 
+use crate::charts::ChartGrader;
 use crate::families::{CLASSIC, FAMILIES, classic_ranges, classic_task, family};
 use crate::predictions::PredictionGrader;
 use crate::python::{files_writer, setup_program};
@@ -85,6 +86,9 @@ pub enum Grader {
     /// A predictions file scored on the host against held-out labels, with partial credit
     /// ([`crate::predictions`]).
     Predictions(Box<PredictionGrader>),
+    /// The last chart shown in the notebook, checked from its extracted data
+    /// ([`crate::charts`]).
+    Chart(Box<ChartGrader>),
 }
 
 /// One task. Its fields are private so that nothing can serialise a task with its secrets;
@@ -366,7 +370,10 @@ mod tests {
                         vec![]
                     }
                 }
-                Grader::Check { .. } | Grader::HiddenTests { .. } | Grader::Predictions(_) => {
+                Grader::Check { .. }
+                | Grader::HiddenTests { .. }
+                | Grader::Predictions(_)
+                | Grader::Chart(_) => {
                     vec![]
                 }
             };

@@ -131,6 +131,21 @@ def run(source, cwd, scope):
     finally:
         os.chdir(previous)
 
+def last_chart():
+    # The chart the kernel's display formatter would extract from the figure shown last
+    # (with the Agg backend, plt.show() leaves it open), as JSON.
+    if "matplotlib.pyplot" not in sys.modules:
+        return None
+    import matplotlib.pyplot as plt
+    from e2b_charts import chart_figure_to_chart
+    if not plt.get_fignums():
+        return None
+    chart = chart_figure_to_chart(plt.gcf())
+    plt.close("all")
+    if chart is None:
+        return None
+    return json.loads(json.dumps(chart.model_dump(warnings=False), default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+
 jobs = json.load(sys.stdin)
 solver = open(sys.argv[1]).read() if len(sys.argv) > 1 else None
 for job in jobs:
@@ -152,6 +167,8 @@ for job in jobs:
             result["answer"] = output.strip().splitlines()[-1] if output.strip() else ""
             if error:
                 result["error"] = "solver: " + error
+            if job.get("chart"):
+                result["chart"] = last_chart()
     print(json.dumps(result), flush=True)
 # Every result is out: skip the interpreter's teardown, where a native library's threads (the
 # solvers import pyarrow and polars) may abort the process ("terminate called ...").
@@ -161,7 +178,11 @@ os._exit(0)
 
 fn drive(jobs: &[Value], solver: Option<&Path>) -> Vec<Value> {
     let mut command = Command::new(python());
-    command.arg("-I").arg("-c").arg(DRIVER);
+    command
+        .arg("-I")
+        .arg("-c")
+        .arg(DRIVER)
+        .env("MPLBACKEND", "Agg");
     if let Some(solver) = solver {
         command.arg(solver);
     }
@@ -213,6 +234,7 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
                 "unsolved": unsolved,
                 "setup_solved": task.setup_program(solved.to_str().unwrap()),
                 "setup_unsolved": task.setup_program(unsolved.to_str().unwrap()),
+                "chart": matches!(task.grader(), Grader::Chart(_)),
             })
         })
         .collect();
@@ -245,6 +267,21 @@ fn verify(family: &Family, scratch: &Path) -> Vec<String> {
                         && verdict.is_correct()
                     {
                         failures.push(format!("{id}: the near miss {near_miss:?} passed"));
+                    }
+                }
+            }
+            Grading::Chart(grader) => {
+                let chart = result.get("chart").filter(|c| !c.is_null());
+                let verdict = grader.grade(chart);
+                if !verdict.is_correct() {
+                    failures.push(format!("{id}: the solver's chart: {verdict:?}"));
+                }
+                if grader.grade(None).is_correct() {
+                    failures.push(format!("{id}: no chart passed"));
+                }
+                for (hack, hacked) in chart_hacks(chart.cloned().unwrap_or_default()) {
+                    if grader.grade(Some(&hacked)).is_correct() {
+                        failures.push(format!("{id}: the chart hack {hack} passed"));
                     }
                 }
             }
@@ -589,7 +626,7 @@ family_tests! {
     pivot_excel outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue
     fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
     fix_script store_margin house_prices churn demand_forecast
-    fix_package payroll_overtime sensor_exceedance inventory_report
+    fix_package payroll_overtime sensor_exceedance inventory_report revenue_chart
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
@@ -722,6 +759,48 @@ fn check_instances(family: &Family) {
             wordings.len()
         );
     }
+}
+
+/// Near misses of a chart, each of which must fail: one value off by one, the last bar or
+/// point dropped, a bar or line added, an axis label changed, the other chart type.
+fn chart_hacks(chart: Value) -> Vec<(&'static str, Value)> {
+    let mut hacks = Vec::new();
+    let is_line = chart["type"] == "line";
+    let mut changed = |name: &'static str, change: &dyn Fn(&mut Value)| {
+        let mut hacked = chart.clone();
+        change(&mut hacked);
+        hacks.push((name, hacked));
+    };
+    changed("a value off by one", &|c| {
+        let value = if is_line {
+            &mut c["elements"][0]["points"][0][1]
+        } else {
+            &mut c["elements"][0]["value"]
+        };
+        *value = json!(value.as_f64().unwrap_or_default() + 1.0);
+    });
+    changed("the last bar or point dropped", &|c| {
+        let list = if is_line {
+            &mut c["elements"][0]["points"]
+        } else {
+            &mut c["elements"]
+        };
+        if let Some(list) = list.as_array_mut() {
+            list.pop();
+        }
+    });
+    changed("a bar or line added", &|c| {
+        let mut extra = c["elements"][0].clone();
+        extra["label"] = json!("extra");
+        if let Some(list) = c["elements"].as_array_mut() {
+            list.push(extra);
+        }
+    });
+    changed("the x label changed", &|c| c["x_label"] = json!("x"));
+    changed("the other chart type", &|c| {
+        c["type"] = json!(if is_line { "bar" } else { "line" });
+    });
+    hacks
 }
 
 /// Wordings each family's prompts must show at least.

@@ -82,9 +82,10 @@ fn wrong_answer(grader: &Grader) -> String {
         Grader::Exact(expected) => format!("{expected}x"),
         Grader::OneOf(_) => "definitely-not-it".to_owned(),
         Grader::Numeric { value, .. } => format!("{}", value + value.abs().max(1.0)),
-        Grader::Check { .. } | Grader::HiddenTests { .. } | Grader::Predictions(_) => {
-            "wrong".to_owned()
-        }
+        Grader::Check { .. }
+        | Grader::HiddenTests { .. }
+        | Grader::Predictions(_)
+        | Grader::Chart(_) => "wrong".to_owned(),
     }
 }
 

@@ -12,6 +12,7 @@ mod outliers;
 mod parquet_filter;
 mod payroll_overtime;
 mod pivot_excel;
+mod revenue_chart;
 mod sensor_exceedance;
 mod stats;
 mod store_margin;
@@ -38,4 +39,5 @@ pub(super) static FAMILIES: &[Family] = &[
     payroll_overtime::FAMILY,
     sensor_exceedance::FAMILY,
     inventory_report::FAMILY,
+    revenue_chart::FAMILY,
 ];
