@@ -770,9 +770,17 @@ impl JupyterEpisode {
                         }
                     }
                 }
-                (Err(_), _) | (_, Err(_)) => Verdict::Incorrect {
+                (Err(_), _) => Verdict::Incorrect {
                     reason: "the sandbox is gone, so the predictions could not be read".into(),
                 },
+                (_, Err(what)) => {
+                    // Reading the file while something of the agent's may still write it
+                    // would grade a moving target.
+                    tracing::warn!(%what, "cannot stop the agent's processes before reading its predictions");
+                    Verdict::Incorrect {
+                        reason: "the agent's processes could not be stopped, so the predictions were not read".into(),
+                    }
+                }
             },
             Grading::Chart(grader) => {
                 let shown = crate::charts::last_chart(&self.cells).cloned();
