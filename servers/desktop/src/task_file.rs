@@ -9,7 +9,7 @@
 //!  "files": [{"path": "invoice.fods", "text": "<?xml …"}, {"path": "logo.png", "base64": "iVBORw0KGgo…"}],
 //!  "setup": "mkdir -p archive",
 //!  "checks": [{"kind": "spreadsheet_cell", "path": "invoice.xlsx", "cell": "B12", "value": "1045.5"},
-//!             {"kind": "spreadsheet_formula", "path": "invoice.xlsx", "cell": "B12", "contains": "SUM("}]}
+//!             {"kind": "spreadsheet_formula", "path": "invoice.xlsx", "cell": "B12", "exactly": "SUM(B2:B11)"}]}
 //! ```
 //!
 //! - `id` (required): unique in the file; printable, no spaces, at most 200 bytes.

@@ -942,50 +942,103 @@ fn xlsx_formula(sheet: &Element, cell: &str) -> Option<String> {
     }
 }
 
-/// Whether a cell holds a formula containing `contains`.
+/// What a cell's formula must be.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Formula<'a> {
+    /// Any formula whose text holds this, ignoring case (empty: any formula).
+    Containing(&'a str),
+    /// This formula and nothing more, as [`normalize_formula`] reads both.
+    Exactly(&'a str),
+}
+
+/// A formula as written in any of the formats read here, reduced to one spelling: no `of:`
+/// namespace, no leading `=`, no spaces, no `$` anchors, ODF's `[.B2:.B7]` references as
+/// `B2:B7`, upper case. `of:=SUM([.B2:.B7])`, `=sum( $B$2:$B$7 )` and `SUM(B2:B7)` are one.
+pub(super) fn normalize_formula(formula: &str) -> String {
+    let text = formula.trim();
+    let text = text.strip_prefix("of:").unwrap_or(text);
+    let text = text.strip_prefix('=').unwrap_or(text);
+    let mut out = String::with_capacity(text.len());
+    let mut in_reference = false;
+    let mut previous = None;
+    for c in text.chars() {
+        match c {
+            '[' => in_reference = true,
+            ']' => in_reference = false,
+            // ODF writes a reference's sheet-less cell as `.B2`.
+            '.' if in_reference && matches!(previous, None | Some('[' | ':')) => {}
+            '$' => {}
+            c if c.is_whitespace() => {}
+            c => out.extend(c.to_uppercase()),
+        }
+        if !c.is_whitespace() {
+            previous = Some(c);
+        }
+    }
+    out
+}
+
+/// Whether a cell holds a formula as `wanted` says. A `.gnumeric` workbook is read through
+/// its conversion to `.xlsx` by `ssconvert`, which keeps formulas.
 pub(super) async fn spreadsheet_formula(
     home: &Path,
     path: &str,
     sheet: Option<&str>,
     cell: &str,
-    contains: &str,
+    wanted: Formula<'_>,
 ) -> Result<String, String> {
     let (col, row) = parse_cell(cell).ok_or_else(|| format!("bad cell {cell:?}"))?;
-    let (sheet, cell, contains) = (
-        sheet.map(str::to_owned),
-        cell.to_owned(),
-        contains.to_owned(),
-    );
-    with_document(home, path, move |bytes, format, rel| {
-        let formula = match format {
+    let sheet = sheet.map(str::to_owned);
+    let formula = if path.to_ascii_lowercase().ends_with(".gnumeric") {
+        let bytes = super::spreadsheet::as_xlsx(home, path).await?;
+        let (rel, cell) = (path.to_owned(), cell.to_owned());
+        tokio::task::spawn_blocking(move || xlsx_cell_formula(bytes, &rel, sheet.as_deref(), &cell))
+            .await
+            .map_err(|e| format!("reading the workbook failed: {e}"))??
+    } else {
+        let cell = cell.to_owned();
+        with_document(home, path, move |bytes, format, rel| match format {
             Format::Odf | Format::FlatOdf => {
                 let root = odf_root(bytes, format, &rel)?;
-                odf_formula(&root, sheet.as_deref(), col, row).map_err(|e| format!("{rel}: {e}"))?
+                odf_formula(&root, sheet.as_deref(), col, row).map_err(|e| format!("{rel}: {e}"))
             }
-            Format::Xlsx => {
-                let mut package = Package::open(bytes, &rel)?;
-                let part = xlsx_sheet_part(&mut package, sheet.as_deref())
-                    .map_err(|e| format!("{rel}: {e}"))?;
-                let root = package.xml(&part)?;
-                xlsx_formula(&root, &cell)
-            }
-            _ => {
-                return Err(format!(
-                    "{rel}: formulas are read from .ods, .fods and .xlsx"
-                ));
-            }
-        };
-        match formula {
-            None => Err(format!("{cell} of {rel} holds no formula")),
-            Some(f) if f.to_lowercase().contains(&contains.to_lowercase()) => {
-                Ok(format!("{cell} holds the formula {f:?}"))
-            }
-            Some(f) => Err(format!(
-                "{cell} holds the formula {f:?}, without {contains:?}"
+            Format::Xlsx => xlsx_cell_formula(bytes, &rel, sheet.as_deref(), &cell),
+            _ => Err(format!(
+                "{rel}: formulas are read from .ods, .fods, .xlsx and .gnumeric"
             )),
+        })
+        .await?
+    };
+    let Some(found) = formula else {
+        return Err(format!("{cell} of {path} holds no formula"));
+    };
+    match wanted {
+        Formula::Containing(part) if found.to_lowercase().contains(&part.to_lowercase()) => {
+            Ok(format!("{cell} holds the formula {found:?}"))
         }
-    })
-    .await
+        Formula::Containing(part) => Err(format!(
+            "{cell} holds the formula {found:?}, without {part:?}"
+        )),
+        Formula::Exactly(expected) if normalize_formula(&found) == normalize_formula(expected) => {
+            Ok(format!("{cell} holds the formula {found:?}"))
+        }
+        Formula::Exactly(expected) => Err(format!(
+            "{cell} holds the formula {found:?}, not ={expected} (the named function over the named range, with nothing added)"
+        )),
+    }
+}
+
+/// The formula of `cell` in an `.xlsx` workbook's sheet.
+fn xlsx_cell_formula(
+    bytes: Vec<u8>,
+    rel: &str,
+    sheet: Option<&str>,
+    cell: &str,
+) -> Result<Option<String>, String> {
+    let mut package = Package::open(bytes, rel)?;
+    let part = xlsx_sheet_part(&mut package, sheet).map_err(|e| format!("{rel}: {e}"))?;
+    let root = package.xml(&part)?;
+    Ok(xlsx_formula(&root, cell))
 }
 
 /// The chart objects an ODF package's content refers to (`draw:object` links whose
@@ -1228,37 +1281,43 @@ mod tests {
         );
         for path in ["a.fods", "a.ods"] {
             assert!(
-                spreadsheet_formula(&home.0, path, None, "C3", "sum(")
+                spreadsheet_formula(&home.0, path, None, "C3", Formula::Containing("sum("))
                     .await
                     .is_ok()
             );
             assert!(
-                spreadsheet_formula(&home.0, path, None, "C3", "")
+                spreadsheet_formula(&home.0, path, None, "C3", Formula::Containing(""))
                     .await
                     .is_ok()
             );
             assert!(
-                spreadsheet_formula(&home.0, path, None, "C3", "AVERAGE")
+                spreadsheet_formula(&home.0, path, None, "C3", Formula::Containing("AVERAGE"))
                     .await
                     .is_err()
             );
             assert!(
-                spreadsheet_formula(&home.0, path, None, "D3", "")
+                spreadsheet_formula(&home.0, path, None, "D3", Formula::Containing(""))
                     .await
                     .is_err()
             );
             assert!(
-                spreadsheet_formula(&home.0, path, None, "B1", "")
+                spreadsheet_formula(&home.0, path, None, "B1", Formula::Containing(""))
                     .await
                     .is_err()
             );
             assert!(
-                spreadsheet_formula(&home.0, path, Some("Other"), "A1", "average")
-                    .await
-                    .is_ok()
+                spreadsheet_formula(
+                    &home.0,
+                    path,
+                    Some("Other"),
+                    "A1",
+                    Formula::Containing("average")
+                )
+                .await
+                .is_ok()
             );
             assert!(
-                spreadsheet_formula(&home.0, path, Some("None"), "A1", "")
+                spreadsheet_formula(&home.0, path, Some("None"), "A1", Formula::Containing(""))
                     .await
                     .is_err()
             );
@@ -1277,26 +1336,74 @@ mod tests {
             ]),
         );
         assert!(
-            spreadsheet_formula(&home.0, "a.xlsx", None, "A5", "SUM(A1")
+            spreadsheet_formula(&home.0, "a.xlsx", None, "A5", Formula::Containing("SUM(A1"))
                 .await
                 .is_ok()
         );
         assert!(
-            spreadsheet_formula(&home.0, "a.xlsx", None, "A1", "")
+            spreadsheet_formula(&home.0, "a.xlsx", None, "A1", Formula::Containing(""))
                 .await
                 .is_err()
         );
         assert!(
-            spreadsheet_formula(&home.0, "a.xlsx", None, "B2", "a1*2")
+            spreadsheet_formula(&home.0, "a.xlsx", None, "B2", Formula::Containing("a1*2"))
                 .await
                 .is_ok()
         );
         assert!(
-            spreadsheet_formula(&home.0, "a.xlsx", Some("Second"), "C1", "max")
-                .await
-                .is_ok()
+            spreadsheet_formula(
+                &home.0,
+                "a.xlsx",
+                Some("Second"),
+                "C1",
+                Formula::Containing("max")
+            )
+            .await
+            .is_ok()
         );
         assert!(spreadsheet_chart(&home.0, "a.xlsx").await.is_err());
+        // Exactly the formula asked for, in either format's spelling, and nothing more.
+        for (path, cell, formula) in [
+            ("a.xlsx", "A5", "SUM(A1:A4)"),
+            ("a.fods", "C3", "sum($A$1:A2)"),
+        ] {
+            assert!(
+                spreadsheet_formula(&home.0, path, None, cell, Formula::Exactly(formula))
+                    .await
+                    .is_ok(),
+                "{path}"
+            );
+            let error =
+                spreadsheet_formula(&home.0, path, None, cell, Formula::Exactly("SUM(A1:A3)"))
+                    .await
+                    .unwrap_err();
+            assert!(error.contains("nothing added"), "{error}");
+        }
+    }
+
+    #[test]
+    fn formulas_reduce_to_one_spelling_and_keep_every_term() {
+        let one = normalize_formula("SUM(B2:B7)");
+        for same in [
+            "of:=SUM([.B2:.B7])",
+            "=sum( $B$2 : $B$7 )",
+            " =SUM(B$2:$B7)",
+        ] {
+            assert_eq!(normalize_formula(same), one, "{same}");
+        }
+        // The hand-worked total, a constant added, another range, another function.
+        for hack in [
+            "=SUM(0)+2995",
+            "=SUM(B2:B7)+0",
+            "=SUM(B2:B6)",
+            "=SUM(B2:B7,1)",
+            "=AVERAGE(B2:B7)",
+            "=2995",
+            "of:=SUM([.B2:.B7])*1",
+            "=SUM(Sheet2.B2:B7)",
+        ] {
+            assert_ne!(normalize_formula(hack), one, "{hack}");
+        }
     }
 
     #[tokio::test]

@@ -135,7 +135,10 @@ pub enum Check {
     },
     /// A spreadsheet cell holds a formula (not a typed constant) whose text contains
     /// `contains`, case-insensitively (`"SUM("`); an empty `contains` accepts any formula.
-    /// Reads `.xlsx` and `.ods`.
+    /// With `exactly`, the formula must be that one and nothing more (`"SUM(B2:B7)"`: the
+    /// named function over the named range, no constant and no other term), compared with
+    /// spaces, case, `$` anchors and the file format's notation (`of:=SUM([.B2:.B7])`) aside.
+    /// Reads `.xlsx`, `.ods`, `.fods` and `.gnumeric`.
     SpreadsheetFormula {
         /// The spreadsheet, relative to home.
         path: String,
@@ -147,6 +150,9 @@ pub enum Check {
         /// Text the formula must contain.
         #[serde(default)]
         contains: String,
+        /// The whole formula it must be.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exactly: Option<String>,
     },
     /// A spreadsheet (`.xlsx`, `.ods`) holds at least one chart.
     SpreadsheetChart {
@@ -275,6 +281,12 @@ impl Check {
                 None => format!("cell {cell} of {path} is {value:?}"),
             },
             Check::FileMatches { path, pattern } => format!("file {path} matches /{pattern}/"),
+            Check::SpreadsheetFormula {
+                path,
+                cell,
+                exactly: Some(formula),
+                ..
+            } => format!("cell {cell} of {path} holds the formula ={formula}"),
             Check::SpreadsheetFormula {
                 path,
                 cell,
@@ -445,7 +457,14 @@ impl Check {
                 sheet,
                 cell,
                 contains,
-            } => document::spreadsheet_formula(home, path, sheet.as_deref(), cell, contains).await,
+                exactly,
+            } => {
+                let wanted = match exactly {
+                    Some(formula) => document::Formula::Exactly(formula),
+                    None => document::Formula::Containing(contains),
+                };
+                document::spreadsheet_formula(home, path, sheet.as_deref(), cell, wanted).await
+            }
             Check::SpreadsheetChart { path } => document::spreadsheet_chart(home, path).await,
             Check::DocumentContains { path, text } => {
                 let found = document::text(home, path).await?;

@@ -130,6 +130,37 @@ async fn spreadsheet_rows(
     rel: &str,
     sheet: Option<&str>,
 ) -> Result<Vec<Vec<String>>, String> {
+    let mut options = String::from("format=raw");
+    if let Some(sheet) = sheet {
+        let quoted = sheet.replace('\\', "\\\\").replace('"', "\\\"");
+        options.push_str(&format!(" sheet=\"{quoted}\""));
+    }
+    let csv = convert(
+        home,
+        rel,
+        "Gnumeric_stf:stf_assistant",
+        Some(&options),
+        "csv",
+    )
+    .await?;
+    Ok(parse_csv(&String::from_utf8_lossy(&csv)))
+}
+
+/// A spreadsheet inside home as an Excel workbook (`.xlsx`), converted by `ssconvert`: how the
+/// formulas of a format read here only through Gnumeric (`.gnumeric`) are read.
+pub(super) async fn as_xlsx(home: &Path, rel: &str) -> Result<Vec<u8>, String> {
+    convert(home, rel, "Gnumeric_Excel:xlsx2", None, "xlsx").await
+}
+
+/// `rel`, copied out of home, converted by `ssconvert` to `export_type` (with its `options`);
+/// the output's bytes.
+async fn convert(
+    home: &Path,
+    rel: &str,
+    export_type: &str,
+    options: Option<&str>,
+    out_ext: &str,
+) -> Result<Vec<u8>, String> {
     let bytes = read_bytes(home, rel, MAX_READ_BYTES).await?;
     let scratch = ScratchDir::new().await?;
     // Keep the extension: ssconvert picks its importer by it when the content is ambiguous
@@ -140,7 +171,7 @@ async fn spreadsheet_rows(
         .filter(|e| e.chars().all(|c| c.is_ascii_alphanumeric()))
         .unwrap_or("gnumeric");
     let input = scratch.0.join(format!("input.{ext}"));
-    let output = scratch.0.join("output.csv");
+    let output = scratch.0.join(format!("output.{out_ext}"));
     let config = scratch.0.join("home");
     tokio::fs::write(&input, &bytes)
         .await
@@ -148,16 +179,12 @@ async fn spreadsheet_rows(
     tokio::fs::create_dir(&config)
         .await
         .map_err(|e| format!("cannot create ssconvert's home: {e}"))?;
-    let mut options = String::from("format=raw");
-    if let Some(sheet) = sheet {
-        let quoted = sheet.replace('\\', "\\\\").replace('"', "\\\"");
-        options.push_str(&format!(" sheet=\"{quoted}\""));
-    }
     let mut command = tokio::process::Command::new("ssconvert");
+    command.arg(format!("--export-type={export_type}"));
+    if let Some(options) = options {
+        command.arg("--export-options").arg(options);
+    }
     command
-        .arg("--export-type=Gnumeric_stf:stf_assistant")
-        .arg("--export-options")
-        .arg(&options)
         .arg(&input)
         .arg(&output)
         .env_clear()
@@ -187,16 +214,12 @@ async fn spreadsheet_rows(
             excerpt(stderr.trim())
         ));
     }
-    let csv = match tokio::fs::read(&output).await {
-        Ok(csv) => csv,
-        Err(_) => {
-            return Err(format!(
-                "ssconvert produced nothing from {rel}: {}",
-                excerpt(stderr.trim())
-            ));
-        }
-    };
-    Ok(parse_csv(&String::from_utf8_lossy(&csv)))
+    tokio::fs::read(&output).await.map_err(|_| {
+        format!(
+            "ssconvert produced nothing from {rel}: {}",
+            excerpt(stderr.trim())
+        )
+    })
 }
 
 #[cfg(test)]

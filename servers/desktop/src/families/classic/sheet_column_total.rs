@@ -77,6 +77,14 @@ fn generate(g: &mut Gen) -> Instance {
             cell: "A2".into(),
             value: items[0].into(),
         })
+        // A formula, not its value typed in: the function over the column and nothing else.
+        .check(Check::SpreadsheetFormula {
+            path: book.clone(),
+            sheet: None,
+            cell: format!("B{target}"),
+            contains: String::new(),
+            exactly: Some(format!("{function}(B2:B{last})")),
+        })
         .wait(1000)
         .key("ctrl+Home");
     for _ in 0..target - 1 {

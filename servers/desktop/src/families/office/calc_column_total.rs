@@ -65,7 +65,10 @@ fn generate(g: &mut Gen) -> Instance {
             path: book.clone(),
             sheet: None,
             cell: format!("B{target}"),
-            contains: format!("{function}("),
+            contains: String::new(),
+            // The function over the whole column and nothing else: `=SUM(0)+2995`, the total
+            // worked out by hand, is not the formula asked for.
+            exactly: Some(format!("{function}(B2:B{last})")),
         });
     let instance = go_to(loaded(instance, &source), 0, target - 1)
         .type_text(label)
