@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use home::Located;
 pub use home::{MAX_READ_BYTES, validate_relative_path};
 pub use spreadsheet::SSCONVERT_TIMEOUT;
+pub use web::Requests;
 
 /// The state of a desktop when its episode ends: what a grader judges.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -220,6 +221,15 @@ pub enum Check {
         /// Field values the request must carry.
         #[serde(default)]
         fields: std::collections::BTreeMap<String, String>,
+        /// Which requests to that path are judged: `any` (one of them matches), `last` (the
+        /// last one does: a search refined until it is right) or `only` (there is exactly one
+        /// and it matches: a form sent wrong first and right after is not right).
+        #[serde(default)]
+        requests: web::Requests,
+        /// The request carries no other non-empty field: every filter ticked is not the one
+        /// filter asked for.
+        #[serde(default)]
+        exact_fields: bool,
     },
     /// Chromium's profile in the home folder holds a bookmark of `url`.
     Bookmark {
@@ -314,7 +324,17 @@ impl Check {
                 method,
                 path,
                 fields,
-            } => format!("the page server received {method} {path} with {fields:?}"),
+                requests,
+                exact_fields,
+            } => format!(
+                "the page server received {method} {path} with {fields:?}{} ({} request judged)",
+                if *exact_fields {
+                    " and no other field"
+                } else {
+                    ""
+                },
+                requests.name()
+            ),
             Check::Bookmark { url } => format!("the browser has a bookmark of {url}"),
         }
     }
@@ -517,7 +537,16 @@ impl Check {
                 method,
                 path,
                 fields,
-            } => web::page_request(&snapshot.page_requests, method, path, fields),
+                requests,
+                exact_fields,
+            } => web::page_request(
+                &snapshot.page_requests,
+                method,
+                path,
+                fields,
+                *requests,
+                *exact_fields,
+            ),
             Check::Bookmark { url } => web::bookmark(home, url).await,
         }
     }

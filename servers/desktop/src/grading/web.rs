@@ -5,34 +5,83 @@ use std::path::Path;
 
 use crate::pages::PageRequest;
 
-/// Whether the page server received `method path` carrying every one of `fields`.
+/// Which of the requests to a path a [`super::Check::PageRequest`] judges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Requests {
+    /// One of them matches.
+    #[default]
+    Any,
+    /// The last one matches.
+    Last,
+    /// There is exactly one, and it matches.
+    Only,
+}
+
+impl Requests {
+    /// Its name in a task file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Requests::Any => "any",
+            Requests::Last => "the last",
+            Requests::Only => "the only",
+        }
+    }
+}
+
+/// Whether the page server received `method path` carrying every one of `fields` (and, with
+/// `exact_fields`, no other field with a value), judged over `which` of its requests there.
 pub(super) fn page_request(
     requests: &[PageRequest],
     method: &str,
     path: &str,
     fields: &BTreeMap<String, String>,
+    which: Requests,
+    exact_fields: bool,
 ) -> Result<String, String> {
-    let matching = |r: &&PageRequest| {
-        r.method.eq_ignore_ascii_case(method)
-            && r.path == path
-            && fields.iter().all(|(name, value)| {
-                r.fields
-                    .get(name)
-                    .is_some_and(|got| got.trim() == value.trim())
-            })
-    };
-    match requests.iter().find(matching) {
-        Some(_) => Ok(format!("{method} {path} was received with the fields")),
-        None => {
-            let seen: Vec<String> = requests
+    let matching = |r: &PageRequest| {
+        fields.iter().all(|(name, value)| {
+            r.fields
+                .get(name)
+                .is_some_and(|got| got.trim() == value.trim())
+        }) && (!exact_fields
+            || r.fields
                 .iter()
-                .filter(|r| r.path == path)
-                .map(|r| format!("{} {} {:?}", r.method, r.path, r.fields))
-                .collect();
-            Err(format!(
-                "no {method} {path} with {fields:?}; requests to that path: {seen:?}"
-            ))
+                .all(|(name, value)| value.trim().is_empty() || fields.contains_key(name)))
+    };
+    let to_path: Vec<&PageRequest> = requests
+        .iter()
+        .filter(|r| r.method.eq_ignore_ascii_case(method) && r.path == path)
+        .collect();
+    let seen = || -> Vec<String> {
+        to_path
+            .iter()
+            .map(|r| format!("{} {} {:?}", r.method, r.path, r.fields))
+            .collect()
+    };
+    let judged: Vec<&PageRequest> = match which {
+        Requests::Any => to_path.clone(),
+        Requests::Last => to_path.last().copied().into_iter().collect(),
+        Requests::Only if to_path.len() > 1 => {
+            return Err(format!(
+                "{method} {path} was received {} times, and only one is allowed: {:?}",
+                to_path.len(),
+                seen()
+            ));
         }
+        Requests::Only => to_path.clone(),
+    };
+    match judged.into_iter().find(|r| matching(r)) {
+        Some(_) => Ok(format!("{method} {path} was received with the fields")),
+        None => Err(format!(
+            "no {method} {path} with {fields:?}{}; requests to that path: {:?}",
+            if exact_fields {
+                " and nothing else"
+            } else {
+                ""
+            },
+            seen()
+        )),
     }
 }
 
@@ -109,5 +158,49 @@ mod tests {
         std::fs::write(&file, "not json").unwrap();
         assert!(bookmark(&home, url).await.is_err());
         std::fs::remove_dir_all(&home).unwrap();
+    }
+
+    fn request(path: &str, fields: &[(&str, &str)]) -> PageRequest {
+        PageRequest {
+            method: "POST".into(),
+            path: path.into(),
+            fields: fields
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn requests_are_judged_as_the_check_says() {
+        let wanted: BTreeMap<String, String> = [("q".to_owned(), "lamp".to_owned())].into();
+        let judge = |requests: &[PageRequest], which, exact| {
+            page_request(requests, "POST", "/find", &wanted, which, exact).is_ok()
+        };
+        let wrong_then_right = [
+            request("/find", &[("q", "kettle")]),
+            request("/other", &[("q", "lamp")]),
+            request("/find", &[("q", "lamp")]),
+        ];
+        assert!(judge(&wrong_then_right, Requests::Any, false));
+        assert!(judge(&wrong_then_right, Requests::Last, false));
+        assert!(!judge(&wrong_then_right, Requests::Only, false));
+        let right_then_wrong = [
+            request("/find", &[("q", "lamp")]),
+            request("/find", &[("q", "kettle")]),
+        ];
+        assert!(!judge(&right_then_wrong, Requests::Last, false));
+        assert!(judge(
+            &[request("/find", &[("q", "lamp")])],
+            Requests::Only,
+            true
+        ));
+        // Every box ticked is not the one asked for; an empty field is no field.
+        let extra = [request("/find", &[("q", "lamp"), ("on_sale", "1")])];
+        assert!(judge(&extra, Requests::Last, false));
+        assert!(!judge(&extra, Requests::Last, true));
+        let empty = [request("/find", &[("q", "lamp"), ("note", " ")])];
+        assert!(judge(&empty, Requests::Only, true));
+        assert!(!judge(&[], Requests::Any, false));
     }
 }

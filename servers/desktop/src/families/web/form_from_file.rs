@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::common::{capital, escape, form_shown, html, page_shown, person};
 use crate::families::{Family, FamilySplit, Gen, Instance};
-use crate::grading::Check;
+use crate::grading::{Check, Requests};
 use crate::tasks::App;
 
 pub(super) const FAMILY: Family = Family {
@@ -109,6 +109,8 @@ fn generate(g: &mut Gen) -> Instance {
         method: "POST".into(),
         path: format!("/{action}"),
         fields,
+        requests: Requests::Only,
+        exact_fields: false,
     })
     .then(|i| form_shown(i, &format!("Join the {club}")));
     instance

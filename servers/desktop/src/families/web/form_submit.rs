@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::common::{escape, form_shown, html, page_shown, person, slug};
 use crate::families::{Family, FamilySplit, Gen, Instance};
-use crate::grading::Check;
+use crate::grading::{Check, Requests};
 use crate::tasks::App;
 
 pub(super) const FAMILY: Family = Family {
@@ -216,6 +216,10 @@ fn generate(g: &mut Gen) -> Instance {
             method: "POST".into(),
             path: format!("/{action}"),
             fields: expected,
+            // A form is sent once: wrong values first and the right ones after is a wrong
+            // submission.
+            requests: Requests::Only,
+            exact_fields: false,
         })
         .then(|i| form_shown(i, kind.title));
 

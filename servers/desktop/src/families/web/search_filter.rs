@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::common::{capital, escape, form_shown, html, page_shown, slug};
 use crate::families::{Family, FamilySplit, Gen, Instance};
-use crate::grading::Check;
+use crate::grading::{Check, Requests};
 use crate::tasks::App;
 
 pub(super) const FAMILY: Family = Family {
@@ -125,6 +125,10 @@ fn generate(g: &mut Gen) -> Instance {
             method: "GET".into(),
             path: format!("/{results}"),
             fields,
+            // The search as it was left: refining it is fine, but its last state must be the
+            // one asked for, with no other filter ticked.
+            requests: Requests::Last,
+            exact_fields: true,
         })
         .then(|i| form_shown(i, &format!("{shop}: product search")));
     instance = instance
