@@ -1,4 +1,6 @@
-//! Redrawing an instance whose answer would be fragile or visible.
+//! What the data families share: redrawing an instance whose answer would be fragile or
+//! visible ([`draw`]), and the setup code that builds an instance's SQLite database
+//! ([`Database`]).
 
 use crate::families::{Gen, Instance};
 
@@ -53,4 +55,174 @@ fn leaks(instance: &Instance) -> bool {
                 Ok(text) => text.contains(secret.as_str()),
                 Err(_) => bytes.windows(needle.len()).any(|w| w == needle),
             })
+}
+
+/// A value in a row of a [`Database`] table, as the setup's Python writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Sql {
+    /// An integer.
+    Int(i64),
+    /// A float, written in Rust's shortest form (a whole value as an integer, which a `REAL`
+    /// column stores as a float all the same).
+    Real(f64),
+    /// A text.
+    Text(String),
+}
+
+impl From<i64> for Sql {
+    fn from(value: i64) -> Self {
+        Sql::Int(value)
+    }
+}
+
+impl From<f64> for Sql {
+    fn from(value: f64) -> Self {
+        Sql::Real(value)
+    }
+}
+
+impl From<&str> for Sql {
+    fn from(value: &str) -> Self {
+        Sql::Text(value.to_owned())
+    }
+}
+
+impl From<String> for Sql {
+    fn from(value: String) -> Self {
+        Sql::Text(value)
+    }
+}
+
+impl std::fmt::Display for Sql {
+    /// The value as a Python literal.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sql::Int(value) => write!(f, "{value}"),
+            Sql::Real(value) => write!(f, "{value}"),
+            // Rust's escaping of the printable text the families write is Python's too.
+            Sql::Text(value) => write!(f, "{value:?}"),
+        }
+    }
+}
+
+/// One table of a [`Database`]: its name, its column declarations and its rows.
+struct Table {
+    name: &'static str,
+    columns: &'static str,
+    rows: Vec<Vec<Sql>>,
+}
+
+/// A SQLite database an instance's setup builds with Python's sqlite3: tables created and
+/// filled in a fixed order, so that every setup of the instance writes the same bytes.
+pub(super) struct Database {
+    file: &'static str,
+    /// Tables in groups: a group's tables are all created, then all filled, before the next
+    /// group's (the order of the statements fixes the file's bytes).
+    groups: Vec<Vec<Table>>,
+}
+
+impl Database {
+    /// An empty database written to `file` in the home folder.
+    pub(super) fn new(file: &'static str) -> Self {
+        Self {
+            file,
+            groups: vec![Vec::new()],
+        }
+    }
+
+    /// Adds the table `name` with the column declarations `columns` (as `CREATE TABLE` takes
+    /// them, one declaration per column) and `rows`.
+    pub(super) fn table(
+        mut self,
+        name: &'static str,
+        columns: &'static str,
+        rows: impl IntoIterator<Item = Vec<Sql>>,
+    ) -> Self {
+        let table = Table {
+            name,
+            columns,
+            rows: rows.into_iter().collect(),
+        };
+        self.groups.last_mut().expect("a group").push(table);
+        self
+    }
+
+    /// Starts a new group: the tables added from here on are created after the earlier ones
+    /// are filled.
+    pub(super) fn then(mut self) -> Self {
+        self.groups.push(Vec::new());
+        self
+    }
+
+    /// The Python that builds the database (it leaves no names behind).
+    pub(super) fn setup(&self) -> String {
+        let mut code = format!("import sqlite3\ndb = sqlite3.connect({:?})\n", self.file);
+        for group in &self.groups {
+            for table in group {
+                code.push_str(&format!(
+                    "db.execute(\"CREATE TABLE {} ({})\")\n",
+                    table.name, table.columns
+                ));
+            }
+            for table in group {
+                let placeholders = vec!["?"; column_count(table.columns)].join(", ");
+                code.push_str(&format!(
+                    "db.executemany(\"INSERT INTO {} VALUES ({placeholders})\", [",
+                    table.name
+                ));
+                for row in &table.rows {
+                    let values: Vec<String> = row.iter().map(Sql::to_string).collect();
+                    // A one-value tuple needs its comma.
+                    let comma = if values.len() == 1 { "," } else { "" };
+                    code.push_str(&format!("({}{comma}), ", values.join(", ")));
+                }
+                code.push_str("])\n");
+            }
+        }
+        code.push_str("db.commit()\ndb.close()\ndel db, sqlite3\n");
+        code
+    }
+}
+
+/// How many columns a list of column declarations declares (commas inside parentheses, as in
+/// `REFERENCES t(a, b)`, do not separate columns).
+fn column_count(columns: &str) -> usize {
+    let mut depth = 0;
+    let mut count = 1;
+    for c in columns.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_setup_creates_each_group_then_fills_it() {
+        let setup = Database::new("x.db")
+            .table(
+                "a",
+                "id INTEGER PRIMARY KEY, name TEXT REFERENCES b(id, k)",
+                [vec![Sql::from(1), Sql::from("one")]],
+            )
+            .then()
+            .table("c", "v REAL", [vec![Sql::from(1.5)], vec![Sql::from(2.0)]])
+            .setup();
+        assert_eq!(
+            setup,
+            "import sqlite3\ndb = sqlite3.connect(\"x.db\")\n\
+             db.execute(\"CREATE TABLE a (id INTEGER PRIMARY KEY, name TEXT REFERENCES b(id, k))\")\n\
+             db.executemany(\"INSERT INTO a VALUES (?, ?)\", [(1, \"one\"), ])\n\
+             db.execute(\"CREATE TABLE c (v REAL)\")\n\
+             db.executemany(\"INSERT INTO c VALUES (?)\", [(1.5,), (2,), ])\n\
+             db.commit()\ndb.close()\ndel db, sqlite3\n"
+        );
+    }
 }

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::draw::{Attempt, draw};
+use super::draw::{Attempt, Database, Sql, draw};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, date_of};
 use crate::python::hex;
 use crate::tasks::{Grader, TaskKind};
@@ -388,40 +388,53 @@ fn attempt(g: &mut Gen) -> Attempt {
         date_of(as_of),
     );
 
-    let mut db = String::from("WAREHOUSES = [");
-    for (w, name) in warehouses.iter().enumerate() {
-        db.push_str(&format!("({}, {name:?}), ", ids[w]));
-    }
-    db.push_str("]\nPRODUCTS = [");
-    for (p, product) in products.iter().enumerate() {
-        db.push_str(&format!(
-            "({:?}, {:?}, {}, {}, {}), ",
-            product.sku,
-            format!(
-                "{} ({})",
-                goods[p % goods.len()],
-                if product.per_box > 1 {
-                    "boxed"
-                } else {
-                    "loose"
-                }
-            ),
-            product.value_cents,
-            product.per_box,
-            product.reorder_level
-        ));
-    }
-    db.push_str("]\nOPENING = [");
     let mut by_id: BTreeMap<i64, usize> = BTreeMap::new();
     for (w, &id) in ids.iter().enumerate() {
         by_id.insert(id, w);
     }
-    for (&id, &w) in &by_id {
-        for (p, product) in products.iter().enumerate() {
-            db.push_str(&format!("({id}, {:?}, {}), ", product.sku, opening[w][p]));
-        }
-    }
-    db.push_str("]\n");
+    let (opening, products) = (&opening, &products);
+    let db = Database::new("stock.db")
+        .table(
+            "warehouses",
+            "id INTEGER PRIMARY KEY, name TEXT NOT NULL",
+            warehouses
+                .iter()
+                .enumerate()
+                .map(|(w, name)| vec![Sql::from(ids[w]), Sql::from(*name)]),
+        )
+        .table(
+            "products",
+            "sku TEXT PRIMARY KEY, description TEXT NOT NULL, unit_value_cents INTEGER NOT \
+             NULL, items_per_box INTEGER NOT NULL, reorder_level INTEGER NOT NULL",
+            products.iter().enumerate().map(|(p, product)| {
+                let packing = if product.per_box > 1 {
+                    "boxed"
+                } else {
+                    "loose"
+                };
+                vec![
+                    product.sku.as_str().into(),
+                    format!("{} ({packing})", goods[p % goods.len()]).into(),
+                    product.value_cents.into(),
+                    product.per_box.into(),
+                    product.reorder_level.into(),
+                ]
+            }),
+        )
+        .table(
+            "opening_stock",
+            "warehouse_id INTEGER NOT NULL REFERENCES warehouses(id), sku TEXT NOT NULL \
+             REFERENCES products(sku), qty INTEGER NOT NULL",
+            by_id.iter().flat_map(|(&id, &w)| {
+                products.iter().enumerate().map(move |(p, product)| {
+                    vec![
+                        Sql::from(id),
+                        product.sku.as_str().into(),
+                        opening[w][p].into(),
+                    ]
+                })
+            }),
+        );
     let mut receipts_csv = String::from("receipt_id,date,warehouse,sku,quantity,unit\n");
     for row in &receipts {
         receipts_csv.push_str(row);
@@ -437,21 +450,7 @@ fn attempt(g: &mut Gen) -> Attempt {
             "shipments.json",
             serde_json::to_string_pretty(&Value::from(shipments)).unwrap() + "\n",
         )
-        .setup(format!("{db}{SETUP}"));
+        .setup(db.setup());
     // Enough happening to report: some stock left, and some SKU run out somewhere.
     Attempt::new(instance, total_cents > 0 && listed >= 1)
 }
-
-/// Builds stock.db from `WAREHOUSES`, `PRODUCTS` and `OPENING`.
-const SETUP: &str = r#"import sqlite3
-db = sqlite3.connect("stock.db")
-db.execute("CREATE TABLE warehouses (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-db.execute("CREATE TABLE products (sku TEXT PRIMARY KEY, description TEXT NOT NULL, unit_value_cents INTEGER NOT NULL, items_per_box INTEGER NOT NULL, reorder_level INTEGER NOT NULL)")
-db.execute("CREATE TABLE opening_stock (warehouse_id INTEGER NOT NULL REFERENCES warehouses(id), sku TEXT NOT NULL REFERENCES products(sku), qty INTEGER NOT NULL)")
-db.executemany("INSERT INTO warehouses VALUES (?, ?)", WAREHOUSES)
-db.executemany("INSERT INTO products VALUES (?, ?, ?, ?, ?)", PRODUCTS)
-db.executemany("INSERT INTO opening_stock VALUES (?, ?, ?)", OPENING)
-db.commit()
-db.close()
-del db, sqlite3
-"#;

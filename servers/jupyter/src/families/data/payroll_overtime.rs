@@ -24,7 +24,7 @@
 //! a percentage of its whole pay, the difference between two departments' overtime pay, or
 //! the largest overtime pay of one employee of the department.
 
-use super::draw::{Attempt, draw};
+use super::draw::{Attempt, Database, Sql, draw};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, date_of};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
@@ -365,37 +365,44 @@ fn attempt(g: &mut Gen) -> Attempt {
             if e.euro { "EUR" } else { "USD" }
         ));
     }
-    let mut db = String::from("DEPARTMENTS = [");
-    for (i, &d) in departments.iter().enumerate() {
-        db.push_str(&format!(
-            "({}, {:?}, {}), ",
-            i + 1,
-            DEPARTMENTS[d],
-            multipliers[i]
-        ));
-    }
-    db.push_str("]\nFX = [");
-    for ((year, month), rate) in &fx {
-        db.push_str(&format!(
-            "(\"{year}-{month:02}\", {}.{:04}), ",
-            rate / 10_000,
-            rate % 10_000
-        ));
-    }
-    db.push_str("]\nTRANSFERS = ");
-    if easy {
-        db.push_str("None\n");
-    } else {
+    let mut db = Database::new("rates.db")
+        .table(
+            "departments",
+            "id INTEGER PRIMARY KEY, name TEXT NOT NULL, overtime_multiplier REAL NOT NULL",
+            departments.iter().enumerate().map(|(i, &d)| {
+                vec![
+                    Sql::from(i as i64 + 1),
+                    DEPARTMENTS[d].into(),
+                    multipliers[i].into(),
+                ]
+            }),
+        )
+        .table(
+            "fx",
+            "month TEXT PRIMARY KEY, usd_per_eur REAL NOT NULL",
+            fx.iter().map(|((year, month), rate)| {
+                vec![
+                    format!("{year}-{month:02}").into(),
+                    Sql::from(*rate as f64 / 10_000.0),
+                ]
+            }),
+        );
+    if !easy {
         let mut transfers: Vec<(i64, String, usize)> = employees
             .iter()
             .flat_map(|e| e.transfers.iter().map(|t| (t.0, e.id.clone(), t.1)))
             .collect();
         transfers.sort();
-        db.push('[');
-        for (day, id, to) in transfers {
-            db.push_str(&format!("({id:?}, \"{}\", {}), ", date_of(day), to + 1));
-        }
-        db.push_str("]\n");
+        // Created once the other tables are filled, as it always was: the order of the
+        // statements fixes the file's bytes.
+        db = db.then().table(
+            "transfers",
+            "emp_id TEXT NOT NULL, effective_date TEXT NOT NULL, department_id INTEGER NOT NULL \
+             REFERENCES departments(id)",
+            transfers.into_iter().map(|(day, id, to)| {
+                vec![id.into(), date_of(day).into(), Sql::from(to as i64 + 1)]
+            }),
+        );
     }
 
     let transfers_text = if easy {
@@ -438,22 +445,7 @@ fn attempt(g: &mut Gen) -> Attempt {
     )
     .file("employees.csv", staff)
     .file("timesheets.jsonl", timesheets)
-    .setup(format!("{db}{SETUP}"))
+    .setup(db.setup())
     .secret(format!("{value:.2}"));
     Attempt::new(instance, sound)
 }
-
-/// Builds rates.db from `DEPARTMENTS`, `FX` and `TRANSFERS` (no transfers table when `None`).
-const SETUP: &str = r#"import sqlite3
-db = sqlite3.connect("rates.db")
-db.execute("CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL, overtime_multiplier REAL NOT NULL)")
-db.execute("CREATE TABLE fx (month TEXT PRIMARY KEY, usd_per_eur REAL NOT NULL)")
-db.executemany("INSERT INTO departments VALUES (?, ?, ?)", DEPARTMENTS)
-db.executemany("INSERT INTO fx VALUES (?, ?)", FX)
-if TRANSFERS is not None:
-    db.execute("CREATE TABLE transfers (emp_id TEXT NOT NULL, effective_date TEXT NOT NULL, department_id INTEGER NOT NULL REFERENCES departments(id))")
-    db.executemany("INSERT INTO transfers VALUES (?, ?, ?)", TRANSFERS)
-db.commit()
-db.close()
-del db, sqlite3
-"#;

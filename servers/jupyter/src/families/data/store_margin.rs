@@ -14,7 +14,7 @@
 //! with spaces, transactions listed twice, prices written with a `$`, and sales of products
 //! the catalog does not list (the prompt says each is to be cleaned or ignored).
 
-use super::draw::{Attempt, draw};
+use super::draw::{Attempt, Database, Sql, draw};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
@@ -231,21 +231,28 @@ fn attempt(g: &mut Gen) -> Attempt {
          product's unit cost).{returns_text}{dirty} {question} Give the number rounded to 2 \
          decimal places."
     );
-    let mut catalog = String::from("CATEGORIES = [");
-    for &c in &categories {
-        catalog.push_str(&format!("({}, {:?}), ", c + 1, CATEGORIES[c].0));
-    }
-    catalog.push_str("]\nPRODUCTS = [");
-    for (i, p) in products.iter().enumerate() {
-        let name = format!("{} {}", CATEGORIES[p.category].0, NOUNS[i % NOUNS.len()]);
-        catalog.push_str(&format!(
-            "({:?}, {name:?}, {}, {}), ",
-            p.sku,
-            p.category + 1,
-            p.cost_cents
-        ));
-    }
-    catalog.push_str("]\n");
+    let catalog = Database::new("catalog.db")
+        .table(
+            "categories",
+            "id INTEGER PRIMARY KEY, name TEXT NOT NULL",
+            categories
+                .iter()
+                .map(|&c| vec![Sql::from(c as i64 + 1), CATEGORIES[c].0.into()]),
+        )
+        .table(
+            "products",
+            "sku TEXT PRIMARY KEY, name TEXT NOT NULL, category_id INTEGER NOT NULL REFERENCES \
+             categories(id), unit_cost_cents INTEGER NOT NULL",
+            products.iter().enumerate().map(|(i, p)| {
+                let name = format!("{} {}", CATEGORIES[p.category].0, NOUNS[i % NOUNS.len()]);
+                vec![
+                    p.sku.as_str().into(),
+                    name.into(),
+                    Sql::from(p.category as i64 + 1),
+                    p.cost_cents.into(),
+                ]
+            }),
+        );
     let mut north_csv = String::from("txn_id,date,sku,qty,price\n");
     for row in &north_rows {
         north_csv.push_str(row);
@@ -266,20 +273,7 @@ fn attempt(g: &mut Gen) -> Attempt {
     )
     .file("north_sales.csv", north_csv)
     .file("south_sales.csv", south_csv)
-    .setup(format!("{catalog}{SETUP}"))
+    .setup(catalog.setup())
     .secret(format!("{value:.2}"));
     Attempt::new(instance, sound && counted >= level.pick(3, 6, 10))
 }
-
-/// Builds catalog.db from `CATEGORIES` and `PRODUCTS` (the same statements give the same
-/// bytes, so two setups of a task write identical files).
-const SETUP: &str = r#"import sqlite3
-db = sqlite3.connect("catalog.db")
-db.execute("CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-db.execute("CREATE TABLE products (sku TEXT PRIMARY KEY, name TEXT NOT NULL, category_id INTEGER NOT NULL REFERENCES categories(id), unit_cost_cents INTEGER NOT NULL)")
-db.executemany("INSERT INTO categories VALUES (?, ?)", CATEGORIES)
-db.executemany("INSERT INTO products VALUES (?, ?, ?, ?)", PRODUCTS)
-db.commit()
-db.close()
-del db, sqlite3
-"#;
