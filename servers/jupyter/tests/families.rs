@@ -627,6 +627,7 @@ family_tests! {
     fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
     fix_script store_margin house_prices churn demand_forecast
     fix_package payroll_overtime sensor_exceedance inventory_report revenue_chart
+    clinic_visits
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
@@ -700,6 +701,95 @@ fn fix_package_pays_for_the_modules_fixed() {
         );
     }
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Instances per level the skipped-step checks run.
+const SKIPPED_PER_LEVEL: usize = 5;
+
+/// A family's cleaning steps are all needed: its reference solver with one step left out
+/// (the solver reads the step's name from `SKIP`; e.g. duplicates kept, a unit ignored) gets
+/// a wrong answer on nearly every instance of each level that sets that step's trap. `steps`
+/// are the steps' names with the first level that sets their traps.
+fn needs_every_step(name: &str, steps: &[(&str, Level)]) {
+    let family = FAMILIES.iter().find(|f| f.name == name).unwrap();
+    let scratch = std::env::temp_dir().join(format!("mcpgym-skip-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut picked: Vec<u64> = Vec::new();
+    for level in Level::ALL {
+        picked.extend(
+            instances(family, Split::Train, 200)
+                .into_iter()
+                .filter(|n| Level::of(*n) == level)
+                .take(SKIPPED_PER_LEVEL),
+        );
+    }
+    let solver = solver(family);
+    let mut failures = Vec::new();
+    for &(step, first) in steps {
+        let careless = scratch.join(format!("skip-{step}.py"));
+        std::fs::write(
+            &careless,
+            format!(
+                "SKIP = {step:?}\nexec(compile(open({:?}).read(), 'solver.py', 'exec'))\n",
+                solver.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        let tasks: Vec<Task> = picked
+            .iter()
+            .filter(|n| Level::of(**n) >= first)
+            .map(|n| family.task(*n).unwrap())
+            .collect();
+        let folder = |task: &Task| scratch.join(step).join(task.id().replace('/', "-"));
+        let jobs: Vec<Value> = tasks
+            .iter()
+            .map(|task| {
+                let (a, b) = (folder(task).join("a"), folder(task).join("b"));
+                json!({
+                    "prompt": task.prompt(),
+                    "solved": a,
+                    "unsolved": b,
+                    "setup_solved": task.setup_program(a.to_str().unwrap()),
+                    "setup_unsolved": "",
+                })
+            })
+            .collect();
+        let mut passed = Vec::new();
+        for (task, result) in tasks.iter().zip(drive(&jobs, Some(&careless))) {
+            let answer = result["answer"].as_str().unwrap_or_default();
+            let folder = folder(task).join("a");
+            if let Grading::Done(verdict) = grade(task, answer, folder.to_str().unwrap())
+                && verdict.is_correct()
+            {
+                passed.push(task.id().to_owned());
+            }
+        }
+        // Nearly every: one instance in ten may happen not to depend on the step.
+        if passed.len() * 10 > tasks.len() {
+            failures.push(format!(
+                "without the step {step}, {} of {} instances still passed: {passed:?}",
+                passed.len(),
+                tasks.len()
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(failures.is_empty(), "{name}: {}", failures.join("\n"));
+}
+
+#[test]
+fn clinic_visits_needs_every_cleaning_step() {
+    needs_every_step(
+        "clinic-visits",
+        &[
+            ("prices", Level::Easy),
+            ("dates", Level::Medium),
+            ("duplicates", Level::Medium),
+            ("codes", Level::Hard),
+            ("cancelled", Level::Hard),
+            ("pid", Level::Hard),
+        ],
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Families of data analysis: group-bys, joins, pivots, time series, outliers and regressions
 //! over generated CSV, JSON, Excel and Parquet files.
 
+mod clinic_visits;
 mod draw;
 mod group_revenue;
 mod inventory_report;
@@ -40,4 +41,5 @@ pub(super) static FAMILIES: &[Family] = &[
     sensor_exceedance::FAMILY,
     inventory_report::FAMILY,
     revenue_chart::FAMILY,
+    clinic_visits::FAMILY,
 ];
