@@ -622,12 +622,11 @@ macro_rules! family_tests {
 family_tests! {
     log_errors duplicate_files caesar_cipher organise_files tree_size archive_contents
     access_log_latency extract_contacts csv_to_json word_frequency parquet_filter group_revenue
-    json_records strongest_correlation top_customer missing_values linear_regression
-    pivot_excel outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue
-    fix_class linear_system definite_integral ode_value prime_sums lattice_paths fix_function
-    fix_script store_margin house_prices churn demand_forecast
-    fix_package payroll_overtime sensor_exceedance inventory_report revenue_chart
-    clinic_visits
+    json_records strongest_correlation top_customer missing_values linear_regression pivot_excel
+    outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue fix_class
+    linear_system definite_integral ode_value prime_sums lattice_paths fix_function fix_script
+    store_margin house_prices churn demand_forecast fix_package payroll_overtime
+    sensor_exceedance inventory_report revenue_chart clinic_visits fleet_fuel
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
@@ -788,6 +787,21 @@ fn clinic_visits_needs_every_cleaning_step() {
             ("codes", Level::Hard),
             ("cancelled", Level::Hard),
             ("pid", Level::Hard),
+        ],
+    );
+}
+
+#[test]
+fn fleet_fuel_needs_every_cleaning_step() {
+    needs_every_step(
+        "fleet-fuel",
+        &[
+            ("gallons", Level::Easy),
+            ("miles", Level::Easy),
+            ("period", Level::Medium),
+            ("duplicates", Level::Hard),
+            ("ids", Level::Hard),
+            ("sheets", Level::Hard),
         ],
     );
 }

@@ -3,6 +3,7 @@
 
 mod clinic_visits;
 mod draw;
+mod fleet_fuel;
 mod group_revenue;
 mod inventory_report;
 mod join_orders;
@@ -42,4 +43,5 @@ pub(super) static FAMILIES: &[Family] = &[
     inventory_report::FAMILY,
     revenue_chart::FAMILY,
     clinic_visits::FAMILY,
+    fleet_fuel::FAMILY,
 ];
