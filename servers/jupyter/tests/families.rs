@@ -626,7 +626,7 @@ family_tests! {
     outliers time_series join_orders polynomial_root fix_parser largest_eigenvalue fix_class
     linear_system definite_integral ode_value prime_sums lattice_paths fix_function fix_script
     store_margin house_prices churn demand_forecast fix_package payroll_overtime
-    sensor_exceedance inventory_report revenue_chart clinic_visits fleet_fuel
+    sensor_exceedance inventory_report revenue_chart clinic_visits fleet_fuel survey_waves
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
@@ -802,6 +802,19 @@ fn fleet_fuel_needs_every_cleaning_step() {
             ("duplicates", Level::Hard),
             ("ids", Level::Hard),
             ("sheets", Level::Hard),
+        ],
+    );
+}
+
+#[test]
+fn survey_waves_needs_every_cleaning_step() {
+    needs_every_step(
+        "survey-waves",
+        &[
+            ("reverse", Level::Easy),
+            ("panel", Level::Easy),
+            ("duplicates", Level::Medium),
+            ("text", Level::Hard),
         ],
     );
 }

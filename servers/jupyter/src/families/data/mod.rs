@@ -19,6 +19,7 @@ mod sensor_exceedance;
 mod stats;
 mod store_margin;
 mod strongest_correlation;
+mod survey_waves;
 mod time_series;
 mod top_customer;
 
@@ -44,4 +45,5 @@ pub(super) static FAMILIES: &[Family] = &[
     revenue_chart::FAMILY,
     clinic_visits::FAMILY,
     fleet_fuel::FAMILY,
+    survey_waves::FAMILY,
 ];
