@@ -38,7 +38,9 @@ def scores(answers: pd.DataFrame, columns: pd.Series) -> pd.Series:
 
 first = pd.DataFrame(
     {
-        "id": wave1["respondent_id"].str.removeprefix("R-").astype(int),
+        "id": wave1["respondent_id"]
+        if SKIP == "ids"
+        else wave1["respondent_id"].str.removeprefix("R-").astype(int),
         "segment": wave1["segment"],
         "score": scores(answers1, items["wave1_column"]),
     }

@@ -87,14 +87,22 @@ enum Skip {
     Panel,
     /// Text answers matched exactly (an answer in another case or padded is lost).
     Text,
+    /// Ids compared as written (`R-0012` is not `12`: no respondent is in both waves).
+    Ids,
 }
 
 /// The steps whose traps a level sets.
 fn skips(level: Level) -> &'static [Skip] {
     match level {
-        Level::Easy => &[Skip::Reverse, Skip::Panel],
-        Level::Medium => &[Skip::Reverse, Skip::Panel, Skip::Duplicates],
-        Level::Hard => &[Skip::Reverse, Skip::Panel, Skip::Duplicates, Skip::Text],
+        Level::Easy => &[Skip::Reverse, Skip::Panel, Skip::Ids],
+        Level::Medium => &[Skip::Reverse, Skip::Panel, Skip::Duplicates, Skip::Ids],
+        Level::Hard => &[
+            Skip::Reverse,
+            Skip::Panel,
+            Skip::Duplicates,
+            Skip::Text,
+            Skip::Ids,
+        ],
     }
 }
 
@@ -251,6 +259,8 @@ fn attempt(g: &mut Gen) -> Attempt {
         }
         if skip == Skip::Panel {
             sums[2].0 / sums[2].1 - sums[1].0 / sums[1].1
+        } else if skip == Skip::Ids {
+            f64::NAN
         } else {
             sums[0].0 / sums[0].1
         }
