@@ -1,5 +1,5 @@
-//! `calculator_arithmetic`: compute a seeded expression with the calculator and copy the
-//! result to the clipboard.
+//! `calculator_arithmetic`: a seeded expression's value on the clipboard, with the calculator
+//! open (the grader reads the clipboard, so the prompt asks for that and not for a process).
 
 use super::super::{Family, FamilySplit, Gen, Instance};
 use crate::grading::Check;
@@ -116,8 +116,10 @@ fn generate(g: &mut Gen) -> Instance {
         }
     };
     let instruction = format!(
-        "Use the calculator to compute {}, then copy the result to the clipboard (the \
-         calculator's Edit > Copy, Ctrl+C).",
+        // The grader sees the clipboard, not how the number got there: the prompt asks for
+        // what it checks, and offers the calculator as the tool at hand.
+        "Compute {} and put the result on the clipboard. The calculator is open (its Edit > \
+         Copy, Ctrl+C, copies what it shows).",
         expression.text
     );
     let instance = Instance::new(instruction)

@@ -17,11 +17,12 @@ fn generate(g: &mut Gen) -> Instance {
     let count = g.int(2, 5) as usize;
     let sentences: Vec<String> = (0..count).map(|_| sentence(g, None)).collect();
     let closing = format!(
-        "Signed by {} {} on {} {}",
+        "Signed by {} {} in {} on {} {}",
         g.first_name(),
         g.last_name(),
+        g.city(),
         g.int(1, 28),
-        g.city()
+        g.pick(mcpgym_env::generate::words::MONTHS)
     );
     let paragraphs: Vec<String> = sentences.chunks(2).map(|c| c.join(" ")).collect();
     let stem = g.word();
