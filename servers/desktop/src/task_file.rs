@@ -30,7 +30,7 @@
 //! - `checks` (required, at least one, all must pass): objects named by `kind`, as
 //!   [`Check`] lists them: `file_equals`, `file_contains_line`, `file_matches` (regex),
 //!   `file_exists`, `file_missing`, `dir_exists`, `spreadsheet_cell`, `spreadsheet_formula`,
-//!   `spreadsheet_chart`, `document_contains`, `document_lacks`, `document_styled`,
+//!   `spreadsheet_chart`, `document_contains`, `document_equals`, `document_lacks`, `document_styled`,
 //!   `slide_text`, `slide_count`, `window_title_contains`, `window_title_equals`,
 //!   `clipboard_equals`, `clipboard_number`, `page_request`, `bookmark`.
 //! - `demo`: optional keyboard-only reference solution (`{"type": …}`, `{"key": …}`,

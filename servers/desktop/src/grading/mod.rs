@@ -168,6 +168,15 @@ pub enum Check {
         /// The text to find.
         text: String,
     },
+    /// A document's whole text, with runs of whitespace (paragraph breaks among them)
+    /// collapsed to one space, is `text`: an edit that also deleted, added or changed anything
+    /// else fails.
+    DocumentEquals {
+        /// The document, relative to home.
+        path: String,
+        /// Its expected text.
+        text: String,
+    },
     /// A document exists and its text does not contain `text` (a replaced or deleted phrase).
     DocumentLacks {
         /// The document, relative to home.
@@ -254,6 +263,7 @@ impl Check {
             | Check::SpreadsheetChart { path }
             | Check::DocumentContains { path, .. }
             | Check::DocumentLacks { path, .. }
+            | Check::DocumentEquals { path, .. }
             | Check::DocumentStyled { path, .. }
             | Check::SlideText { path, .. }
             | Check::SlideCount { path, .. } => Some(path),
@@ -306,6 +316,7 @@ impl Check {
             Check::SpreadsheetChart { path } => format!("{path} holds a chart"),
             Check::DocumentContains { path, text } => format!("{path} contains {text:?}"),
             Check::DocumentLacks { path, text } => format!("{path} no longer contains {text:?}"),
+            Check::DocumentEquals { path, .. } => format!("{path} holds exactly the expected text"),
             Check::DocumentStyled {
                 path,
                 text,
@@ -493,6 +504,18 @@ impl Check {
                 } else {
                     Err(format!(
                         "{path} does not contain it; it reads {}",
+                        excerpt(&found)
+                    ))
+                }
+            }
+            Check::DocumentEquals { path, text } => {
+                let found = document::text(home, path).await?;
+                let (found, expected) = (collapse_whitespace(&found), collapse_whitespace(text));
+                if found.trim() == expected.trim() {
+                    Ok(format!("{path} holds exactly the expected text"))
+                } else {
+                    Err(format!(
+                        "{path} is not the expected text; it reads {}",
                         excerpt(&found)
                     ))
                 }

@@ -50,6 +50,11 @@ fn generate(g: &mut Gen) -> Instance {
             path: source.clone(),
             text: keep,
         })
+        // The rest of the text as it was: nothing else deleted, added or changed.
+        .check(Check::DocumentEquals {
+            path: source.clone(),
+            text: sentences.join(" ").replace(&old, &replacement),
+        })
         .then(|i| loaded(i, &source))
         .key("ctrl+h")
         .wait_for(DemoCondition::Focused(FIND_AND_REPLACE.into()))

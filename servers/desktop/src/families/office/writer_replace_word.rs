@@ -60,6 +60,12 @@ fn attempt(g: &mut Gen) -> Option<Instance> {
                 path: source.clone(),
                 text: replaced,
             })
+            // The whole text with every occurrence replaced and nothing else touched: deleting
+            // the text but for one replaced sentence is not the edit asked for.
+            .check(Check::DocumentEquals {
+                path: source.clone(),
+                text: text.replace(old, new),
+            })
             .then(|i| loaded(i, &source))
             // Find and Replace: the search field has the focus; Tab thrice reaches the
             // replacement; Alt+L is Replace All.
