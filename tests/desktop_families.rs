@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use crate::desktop_tasks::{DEMO_SERVER, check_demo_twice, check_untouched};
+use crate::desktop_tasks::{DEMO_SERVER, check_demo_twice, check_hacks, check_untouched};
 use mcpgym_desktop::families::{FAMILIES, Family, TEST};
 use mcpgym_desktop::tasks::DesktopTask;
 use tokio::sync::Semaphore;
@@ -42,7 +42,7 @@ fn desktops_at_once() -> usize {
     by_tier(3, 2 * cores)
 }
 
-/// Plays `name`'s instances: untouched desktops must fail, demos must pass.
+/// Plays `name`'s instances: untouched desktops and scripted hacks must fail, demos must pass.
 async fn play_family(name: &str) {
     let family = FAMILIES
         .iter()
@@ -65,6 +65,13 @@ async fn play_family(name: &str) {
             runs.push(tokio::spawn(async move {
                 let _place = places.acquire_owned().await.unwrap();
                 check_untouched(&server, &task).await.map(|()| None)
+            }));
+        }
+        if i < untouched_count && !task.hacks().is_empty() {
+            let (server, task, places) = (server.clone(), task.clone(), places.clone());
+            runs.push(tokio::spawn(async move {
+                let _place = places.acquire_owned().await.unwrap();
+                check_hacks(&server, &task).await.map(|()| None)
             }));
         }
         let (server, task, places) = (server.clone(), task.clone(), places.clone());

@@ -46,7 +46,16 @@ pub(crate) async fn wait_for(client: &Client, condition: &DemoCondition) -> Resu
 /// Plays `task`'s demo on `client` (an episode served with `--allow-shell`, so that a demo
 /// waiting for a window or a file can look for it with `run_command`).
 pub(crate) async fn play_demo(client: &Client, task: &DesktopTask) -> Result<(), String> {
-    for demo_step in task.demo() {
+    play_steps(client, task, task.demo()).await
+}
+
+/// Plays demo steps (a demo's or a hack's) through the MCP tools.
+pub(crate) async fn play_steps(
+    client: &Client,
+    task: &DesktopTask,
+    steps: &[mcpgym_desktop::tasks::DemoStep],
+) -> Result<(), String> {
+    for demo_step in steps {
         match demo_step.call() {
             DemoCall::Tool(tool, arguments) => {
                 let result = act(client, tool, arguments).await;
@@ -105,6 +114,33 @@ pub(crate) async fn check_demo_twice(
             Err(second) => Err(format!("{first}\nand again: {second}")),
         },
     }
+}
+
+/// Each of the task's scripted hacks, played through the MCP tools, must score 0.
+pub(crate) async fn check_hacks(server: &HttpServer, task: &DesktopTask) -> Result<(), String> {
+    for hack in task.hacks() {
+        let (_, hacked) = episode_with_id(server, &task.id).await?;
+        let played = play_steps(&hacked, task, &hack.steps).await;
+        let done = act(&hacked, "terminate", json!({"status": "success"})).await;
+        let _ = hacked.cancel().await;
+        // A hack that could not be played to its end proves nothing.
+        played.map_err(|failed| {
+            format!(
+                "{}: the hack {:?} did not play: {failed}",
+                task.id, hack.name
+            )
+        })?;
+        let outcome = step(&done);
+        if outcome["reward"] != 0.0 {
+            return Err(format!(
+                "{}: the hack {:?} was paid: {outcome} {}",
+                task.id,
+                hack.name,
+                text(&done)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An untouched desktop of the task must fail its grader.

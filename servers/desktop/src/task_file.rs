@@ -236,6 +236,7 @@ fn build(spec: TaskLine) -> Result<DesktopTask, String> {
         launch,
         checks: spec.checks,
         demo: spec.demo,
+        hacks: Vec::new(),
         _notes: None,
     };
     task.validate()?;

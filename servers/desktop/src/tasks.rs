@@ -331,6 +331,9 @@ pub struct DesktopTask {
     /// A keyboard-only reference solution, played once the windows are up. Secret.
     #[serde(default)]
     pub(crate) demo: Vec<DemoStep>,
+    /// A generated task's scripted near misses, each of which must fail its grader. Secret.
+    #[serde(skip)]
+    pub(crate) hacks: Vec<crate::families::Hack>,
     /// Why the demo does what it does, for whoever maintains the task; never used at run time.
     #[serde(default, rename = "notes")]
     pub(crate) _notes: Option<String>,
@@ -417,6 +420,11 @@ impl DesktopTask {
     /// never for the agent.
     pub fn demo(&self) -> &[DemoStep] {
         &self.demo
+    }
+
+    /// The scripted near misses (see [`crate::families::Hack`]). Secret, like the demo.
+    pub fn hacks(&self) -> &[crate::families::Hack] {
+        &self.hacks
     }
 
     /// The pages the episode's web server serves.

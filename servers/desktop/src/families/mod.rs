@@ -89,6 +89,18 @@ pub struct Instance {
     launch: Vec<Vec<String>>,
     checks: Vec<Check>,
     demo: Vec<DemoStep>,
+    hacks: Vec<Hack>,
+}
+
+/// A scripted near miss of a task: what a policy searching for reward tries instead of the
+/// work (a constant for a formula, a document cut down to the checked sentence). Played by the
+/// family tests, which require it to score 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hack {
+    /// What it tries, in a few words.
+    pub name: &'static str,
+    /// Its keys and waits, from the task's starting desktop.
+    pub steps: Vec<DemoStep>,
 }
 
 impl Instance {
@@ -183,6 +195,14 @@ impl Instance {
         self
     }
 
+    /// Adds a hack: `steps` builds its keys and waits on an empty instance with the same
+    /// helpers a demo uses.
+    pub fn hack(mut self, name: &'static str, steps: impl FnOnce(Self) -> Self) -> Self {
+        let steps = steps(Self::default()).demo;
+        self.hacks.push(Hack { name, steps });
+        self
+    }
+
     /// Turns the instance into task `id` of `split`.
     pub(crate) fn into_task(self, id: String, split: Split, app: App) -> DesktopTask {
         DesktopTask {
@@ -196,6 +216,7 @@ impl Instance {
             launch: self.launch,
             checks: self.checks,
             demo: self.demo,
+            hacks: self.hacks,
             _notes: None,
         }
     }

@@ -56,7 +56,8 @@ fn generate(g: &mut Gen) -> Instance {
          cell B{target} enter a formula that {phrase} B2:B{last}. Save the workbook in Gnumeric \
          format as {book} in your home folder."
     );
-    let mut instance = Instance::new(instruction)
+    let answer_text = answer.clone();
+    let instance = Instance::new(instruction)
         .file(&csv, text)
         .launch(["gnumeric", csv.as_str()])
         .check(Check::SpreadsheetCell {
@@ -69,7 +70,7 @@ fn generate(g: &mut Gen) -> Instance {
             path: book.clone(),
             sheet: None,
             cell: format!("B{target}"),
-            value: answer,
+            value: answer.clone(),
         })
         .check(Check::SpreadsheetCell {
             path: book.clone(),
@@ -84,19 +85,27 @@ fn generate(g: &mut Gen) -> Instance {
             cell: format!("B{target}"),
             contains: String::new(),
             exactly: Some(format!("{function}(B2:B{last})")),
-        })
-        .wait(1000)
-        .key("ctrl+Home");
-    for _ in 0..target - 1 {
-        instance = instance.key("Down");
-    }
-    instance = instance
-        .type_text(label)
-        .key("Tab")
-        .type_text(format!("={function}(B2:B{last})"))
-        .key("Return")
-        .wait(200)
-        // A workbook read from CSV: Ctrl+S asks for a name; `.gnumeric` saves at once.
-        .key("ctrl+s");
-    save_as_dialog(instance, &book, GNUMERIC_SAVE_AS)
+        });
+    // The demo, or a hack typing `cell` instead of the formula.
+    let enter = |instance: Instance, cell: String| {
+        let mut instance = instance.wait(1000).key("ctrl+Home");
+        for _ in 0..target - 1 {
+            instance = instance.key("Down");
+        }
+        instance = instance
+            .type_text(label)
+            .key("Tab")
+            .type_text(cell)
+            .key("Return")
+            .wait(200)
+            // A workbook read from CSV: Ctrl+S asks for a name; `.gnumeric` saves at once.
+            .key("ctrl+s");
+        save_as_dialog(instance, &book, GNUMERIC_SAVE_AS)
+    };
+    // The value worked out by hand and typed in: right number, no formula.
+    let typed = answer_text.clone();
+    let instance = instance.hack("the value typed instead of the formula", |h| {
+        enter(h, typed)
+    });
+    enter(instance, format!("={function}(B2:B{last})"))
 }

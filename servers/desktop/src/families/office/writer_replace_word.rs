@@ -43,6 +43,7 @@ fn attempt(g: &mut Gen) -> Option<Instance> {
     let source = format!("{stem}.fodt");
     let first_hit = with.iter().position(|&w| w).expect("hits");
     let replaced = sentences[first_hit].replace(old, new);
+    let replaced_line = replaced.clone();
     let instruction = format!(
         "LibreOffice Writer has {source} (in /home/user) open. Replace every occurrence of the \
          word \"{old}\" with \"{new}\" (so \"{old}s\" becomes \"{new}s\"), then save the \
@@ -65,6 +66,15 @@ fn attempt(g: &mut Gen) -> Option<Instance> {
             .check(Check::DocumentEquals {
                 path: source.clone(),
                 text: text.replace(old, new),
+            })
+            // Everything deleted but the one replaced sentence a check names: both old
+            // checks held, the document is gone.
+            .hack("all but one replaced sentence deleted", |h| {
+                loaded(h, &source)
+                    .key("ctrl+a")
+                    .type_text(replaced_line)
+                    .key("ctrl+s")
+                    .then(|i| saved_holding(i, &source, new))
             })
             .then(|i| loaded(i, &source))
             // Find and Replace: the search field has the focus; Tab thrice reaches the
