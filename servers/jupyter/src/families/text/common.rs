@@ -71,3 +71,14 @@ pub(super) fn capital(word: &str) -> String {
         c.to_uppercase().collect::<String>() + chars.as_str()
     })
 }
+
+/// Setup code that compresses each file named in `GZIP_PATHS` with gzip (no name, time 0, so
+/// the bytes are the same on every run) into `<path>.gz`, removing the original.
+pub(super) const GZIP: &str = r#"import gzip
+
+for _path in GZIP_PATHS:
+    with open(_path, "rb") as _plain, open(_path + ".gz", "wb") as _raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=_raw, mtime=0) as _gz:
+            _gz.write(_plain.read())
+    os.remove(_path)
+"#;
