@@ -4,7 +4,7 @@ import re
 from collections import defaultdict
 
 prompt = PROMPT
-root = re.search(r"The folder (\S+) in your home directory", prompt).group(1)
+root = re.search(r"the folder (\S+?)[ ,]", prompt, re.IGNORECASE).group(1)
 groups = defaultdict(list)
 for here, _, names in os.walk(root):
     for name in names:
@@ -12,9 +12,9 @@ for here, _, names in os.walk(root):
         with open(path, "rb") as f:
             groups[hashlib.sha256(f.read()).hexdigest()].append(path)
 dupes = [paths for paths in groups.values() if len(paths) > 1]
-if "How many groups" in prompt:
+if "number of groups" in prompt:
     print(len(dupes))
-elif "how many files would you delete" in prompt:
+elif "number of files" in prompt:
     print(sum(len(p) - 1 for p in dupes))
 else:
     print(sum((len(p) - 1) * os.path.getsize(p[0]) for p in dupes))

@@ -4,10 +4,16 @@
 //!
 //! Near-duplicates (same size, one letter different) sit among the copies, so comparing sizes
 //! or names is not enough. Names and contents hold no digits, so a count never shows in them.
+//!
+//! Levels: easy is a few folders and up to eighteen distinct contents; medium has more of both,
+//! and near-duplicates that differ only in line endings; hard has deeper folders, large files
+//! whose near-duplicates differ only near the end, and copies that are hidden files.
 
 use std::collections::BTreeSet;
 
-use crate::families::{Family, FamilySplit, Gen, Instance};
+use mcpgym_env::generate::wording::{precision, question};
+
+use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 
 use super::common::{filler, without_leak};
@@ -16,7 +22,7 @@ pub(super) const FAMILY: Family = Family {
     name: "duplicate-files",
     kind: TaskKind::Files,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "file work: find files with identical content",
     generate,
 };
@@ -39,18 +45,31 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn attempt(g: &mut Gen) -> Instance {
+    let level = g.level();
+    let hard = level == Level::Hard;
     let root = *g.pick(ROOTS);
     let mut folders = vec![String::new()];
-    for folder in g.subset(FOLDERS, 1, 4) {
+    for folder in g.subset(FOLDERS, 1, level.pick(3, 5, 7)) {
         folders.push(folder.to_owned());
-        if g.chance(0.3) {
-            folders.push(format!("{folder}/{}", g.pick(FOLDERS)));
+        if g.chance(level.pick(0.3, 0.5, 0.7)) {
+            let nested = format!("{folder}/{}", g.pick(FOLDERS));
+            if hard && g.chance(0.5) {
+                folders.push(format!("{nested}/{}", g.pick(FOLDERS)));
+            }
+            folders.push(nested);
         }
     }
     // Distinct contents, each with how many copies of it are placed.
     let mut contents: Vec<(String, usize)> = Vec::new();
-    for _ in 0..g.int(10, 30) {
-        let size = g.int(20, 2500) as usize;
+    let distinct = level.pick(g.int(8, 18), g.int(15, 30), g.int(30, 50));
+    for _ in 0..distinct {
+        // Hard: some large files, whose near-duplicates differ only near the end.
+        let large = hard && g.chance(0.2);
+        let size = if large {
+            g.int(10_000, 40_000)
+        } else {
+            g.int(20, 2500)
+        } as usize;
         let text = filler(g, size);
         if contents.iter().any(|(c, _)| *c == text) {
             continue;
@@ -60,13 +79,22 @@ fn attempt(g: &mut Gen) -> Instance {
         } else {
             1
         };
-        // A near-duplicate of the same size: one letter changed.
-        let near = g.chance(0.25).then(|| {
+        // A near-duplicate of the same size: one letter changed (near the end of a large file),
+        // or from medium on the same text with Windows line endings.
+        let near = if level != Level::Easy && text.contains('\n') && g.chance(0.15) {
+            Some(text.replace('\n', "\r\n"))
+        } else if large || g.chance(0.25) {
             let mut bytes = text.clone().into_bytes();
-            let at = g.index(bytes.len());
+            let at = if large {
+                bytes.len() - 1 - g.index(64)
+            } else {
+                g.index(bytes.len())
+            };
             bytes[at] = if bytes[at] == b'q' { b'z' } else { b'q' };
-            String::from_utf8_lossy(&bytes).into_owned()
-        });
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        } else {
+            None
+        };
         contents.push((text, copies));
         if let Some(near) = near
             && !contents.iter().any(|(c, _)| *c == near)
@@ -90,6 +118,12 @@ fn attempt(g: &mut Gen) -> Instance {
                 (_, 2) => format!("{base}_backup.{ext}"),
                 _ => format!("{}_{}.{ext}", g.word(), g.word()),
             };
+            // Hard: some copies are hidden files.
+            let name = if hard && copy > 0 && g.chance(0.3) {
+                format!(".{name}")
+            } else {
+                name
+            };
             let folder = g.pick(&folders);
             let path = if folder.is_empty() {
                 format!("{root}/{name}")
@@ -110,30 +144,52 @@ fn attempt(g: &mut Gen) -> Instance {
             groups.push((n, text.len()));
         }
     }
-    let intro = format!(
-        "The folder {root} in your home directory holds files, some in subfolders. Some files \
-         have exactly the same content (byte for byte) as others, under other names; files \
-         that only look alike or have the same size do not count."
-    );
-    let (question, value) = match g.index(3) {
+    let opening = match g.index(4) {
+        0 => format!("The folder {root} in your home directory holds files, some in subfolders."),
+        1 => format!("In your home directory, the folder {root} holds files, some in subfolders."),
+        2 => format!(
+            "Your home directory has the folder {root}, full of files, some of them in subfolders."
+        ),
+        _ => format!(
+            "Files have piled up in the folder {root} of your home directory and its subfolders."
+        ),
+    };
+    let traps = match level {
+        Level::Easy => "",
+        Level::Medium => {
+            " A file with the same text but other line endings (Windows \\r\\n against \\n) is \
+             not identical."
+        }
+        Level::Hard => {
+            " A file with the same text but other line endings (Windows \\r\\n against \\n) is \
+             not identical, and hidden files (names starting with a dot) are files too."
+        }
+    };
+    let (what, value) = match g.index(3) {
         0 => (
-            "How many groups of identical files are there (a group is a set of two or more \
-             files with the same content)?",
+            "the number of groups of identical files (a group is a set of two or more files \
+             with the same content)",
             groups.len(),
         ),
         1 => (
-            "If you kept one file of each group of identical files and deleted the other \
-             copies, how many files would you delete?",
+            "the number of files you would delete if you kept one file of each group of \
+             identical files and deleted the other copies",
             groups.iter().map(|(n, _)| n - 1).sum(),
         ),
         _ => (
-            "If you kept one file of each group of identical files and deleted the other \
-             copies, how many bytes would that free?",
+            "the number of bytes it would free to keep one file of each group of identical \
+             files and delete the other copies",
             groups.iter().map(|(n, size)| (n - 1) * size).sum(),
         ),
     };
+    let asked = question(g, what);
     let mut instance = Instance::new(
-        format!("{intro} {question} Give the answer as an integer."),
+        format!(
+            "{opening} Some files have exactly the same content (byte for byte) as others, \
+             under other names; files that only look alike or have the same size do not \
+             count.{traps} {asked} {}",
+            precision(g, 0)
+        ),
         Grader::Numeric {
             value: value as f64,
             rel_tol: 0.0,
