@@ -1,11 +1,17 @@
+import os
 import re
 
 prompt = PROMPT
-path = re.search(r"The file (\S+) in your home directory", prompt).group(1)
-cipher = open(path).read()
+if m := re.search(r"The folder (\S+) in your home directory holds a message cut into", prompt):
+    folder = m.group(1)
+    parts = sorted(os.listdir(folder), key=lambda name: int(re.search(r"\d+", name).group()))
+    cipher = "".join(open(os.path.join(folder, part), encoding="utf-8").read() for part in parts)
+else:
+    path = re.search(r"the file (\S+?)[ ,]", prompt, re.IGNORECASE).group(1)
+    cipher = open(path, encoding="utf-8").read()
 
 
-def shifted(text, shift_of):
+def shifted(text: str, shift_of) -> str:
     out, n = [], 0
     for c in text:
         if c.isascii() and c.isalpha():
@@ -35,8 +41,7 @@ else:
     table = str.maketrans(cipher_row + cipher_row.upper(), plain_row + plain_row.upper())
     plain = cipher.translate(table)
 
-if "What is the code word" in prompt:
-    print(re.search(r"The code word is ([A-Za-z]+)", plain).group(1).lower())
+if m := re.search(r"the (\d+)\w\w word of the decrypted message", prompt):
+    print(re.findall(r"[A-Za-z]+", plain)[int(m.group(1)) - 1].lower())
 else:
-    n = int(re.search(r"What is the (\d+)\w\w word", prompt).group(1))
-    print(re.findall(r"[A-Za-z]+", plain)[n - 1].lower())
+    print(re.search(r"The code word is ([A-Za-z]+)", plain).group(1).lower())

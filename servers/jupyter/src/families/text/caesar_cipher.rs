@@ -4,8 +4,16 @@
 //!
 //! Only letters are encrypted (case kept, everything else as is), and an instance is re-drawn
 //! whenever the answer could be read, in any case, from the ciphertext or the prompt.
+//!
+//! Levels: easy is a short message under a Caesar shift (given, or found from the opening);
+//! medium a longer one under a Vigenère key or a substitution alphabet; hard any of the four,
+//! a longer message with typographic punctuation, cut into eight to twelve numbered parts (at
+//! any point, inside words too) that must be joined in numeric order (`part_10` sorts before
+//! `part_2` as text), the Vigenère key running on across the cuts.
 
-use crate::families::{Family, FamilySplit, Gen, Instance};
+use mcpgym_env::generate::wording::question;
+
+use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 
 use super::common::{capital, without_leak};
@@ -14,7 +22,7 @@ pub(super) const FAMILY: Family = Family {
     name: "caesar-cipher",
     kind: TaskKind::Text,
     split: FamilySplit::TestOnly,
-    levelled: false,
+    levelled: true,
     about: "decoding: decrypt a Caesar, Vigenère or substitution cipher and read a word",
     generate,
 };
@@ -26,31 +34,34 @@ const VERBS: &[&str] = &[
     "meet", "leave", "find", "bring", "hide", "watch", "open", "carry", "paint", "check",
 ];
 const FILES: &[&str] = &["message.txt", "secret.txt", "intercepted.txt", "note.txt"];
+/// Where a hard instance's parts are.
+const FOLDERS: &[&str] = &["intercepted", "parts", "fragments", "capture"];
 
 fn generate(g: &mut Gen) -> Instance {
     without_leak(g, attempt)
 }
 
 fn attempt(g: &mut Gen) -> Instance {
+    let level = g.level();
+    let hard = level == Level::Hard;
     let name = g.first_name();
     let mut sentences = vec![format!("Dear {name},")];
     let code = format!("{}{}", g.word(), g.word());
     let code_at = g.int(1, 4) as usize;
-    for i in 0..g.int(3, 7) as usize {
+    let count = level.pick(g.int(3, 6), g.int(5, 9), g.int(8, 14)) as usize;
+    for i in 0..count {
         if i == code_at {
             sentences.push(format!("The code word is {code}."));
         }
         let verb = *g.pick(VERBS);
-        let sentence = format!(
-            "{} {} {} {} {} {} {}.",
-            capital(verb),
-            g.pick(LINKS),
-            g.word(),
-            g.pick(LINKS),
-            g.word(),
-            g.pick(LINKS),
-            g.word()
-        );
+        let (a, b, c) = (g.word(), g.word(), g.word());
+        let (l1, l2, l3) = (g.pick(LINKS), g.pick(LINKS), g.pick(LINKS));
+        // Hard: typographic punctuation (not letters, so never encrypted).
+        let sentence = if hard && g.chance(0.4) {
+            format!("{} {l1} “{a}” {l2} {b} — {l3} {c}.", capital(verb))
+        } else {
+            format!("{} {l1} {a} {l2} {b} {l3} {c}.", capital(verb))
+        };
         sentences.push(sentence);
     }
     if !sentences.iter().any(|s| s.contains("code word")) {
@@ -64,7 +75,13 @@ fn attempt(g: &mut Gen) -> Instance {
         .map(str::to_lowercase)
         .collect();
     let file = *g.pick(FILES);
-    let (cipher_text, how, extra) = match g.index(4) {
+    // Easy: a Caesar shift; medium: Vigenère or substitution; hard: any of them.
+    let cipher = match level {
+        Level::Easy => g.index(2),
+        Level::Medium => 2 + g.index(2),
+        Level::Hard => g.index(4),
+    };
+    let (cipher_text, how, extra) = match cipher {
         0 => {
             let shift = g.int(1, 25) as u8;
             (
@@ -135,11 +152,40 @@ fn attempt(g: &mut Gen) -> Instance {
             )
         }
     };
-    let (question, answer) = if g.chance(0.5) {
+    // Hard: the ciphertext is cut into eight to twelve parts at arbitrary points (inside a word
+    // too), numbered so that sorting the names as text puts part_10 before part_2.
+    let parts: Vec<(String, String)> = if hard {
+        let chars: Vec<char> = cipher_text.chars().collect();
+        let n = g.int(8, 12) as usize;
+        let mut cuts: Vec<usize> = (1..n)
+            .map(|_| g.int(1, chars.len() as i64 - 1) as usize)
+            .collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut bounds = vec![0];
+        bounds.extend(cuts);
+        bounds.push(chars.len());
+        bounds
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                (
+                    format!("part_{}.txt", i + 1),
+                    chars[w[0]..w[1]].iter().collect(),
+                )
+            })
+            .collect()
+    } else {
+        vec![(file.to_owned(), cipher_text)]
+    };
+    let folder = *g.pick(FOLDERS);
+    let (asked, answer) = if g.chance(0.5) {
         (
-            "The decrypted message contains a sentence \"The code word is ...\". What is the \
-             code word? Give it in lowercase."
-                .to_owned(),
+            question(
+                g,
+                "the code word (the decrypted message contains a sentence \"The code word is \
+                 ...\")",
+            ),
             code,
         )
     } else {
@@ -149,23 +195,60 @@ fn attempt(g: &mut Gen) -> Instance {
             .collect();
         let at = candidates[g.index(candidates.len())];
         (
-            format!(
-                "What is the {} word of the decrypted message (a word is a maximal run of \
-                 letters; the first word is \"Dear\")? Give it in lowercase.",
-                ordinal(at + 1)
+            question(
+                g,
+                &format!(
+                    "the {} word of the decrypted message (a word is a maximal run of the \
+                     letters a to z in either case; the first word is \"Dear\")",
+                    ordinal(at + 1)
+                ),
             ),
             words_of[at].clone(),
         )
     };
-    let mut instance = Instance::new(
+    let holder = if hard {
         format!(
-            "The file {file} in your home directory holds a message that was encrypted {how}. \
-             {question}"
-        ),
+            "The folder {folder} in your home directory holds a message cut into {} files, \
+             part_1.txt to part_{}.txt: the message is their contents joined in the order of \
+             their numbers, with nothing added between them. It was encrypted {how}.",
+            parts.len(),
+            parts.len()
+        )
+    } else {
+        match g.index(4) {
+            0 => format!(
+                "The file {file} in your home directory holds a message that was encrypted \
+                 {how}."
+            ),
+            1 => format!(
+                "Someone encrypted the message in the file {file} in your home directory {how}."
+            ),
+            2 => format!("In your home directory, the file {file} is a message encrypted {how}."),
+            _ => format!(
+                "Your home directory holds an intercepted message, the file {file}, encrypted \
+                 {how}."
+            ),
+        }
+    };
+    const LOWERCASE: &[&str] = &[
+        "Give it in lowercase.",
+        "Answer in lowercase letters.",
+        "Write the word in lowercase.",
+        "Reply with the word alone, in lowercase.",
+    ];
+    let mut instance = Instance::new(
+        format!("{holder} {asked} {}", g.pick(LOWERCASE)),
         Grader::OneOf(vec![answer.clone()]),
     )
-    .file(file, cipher_text.into_bytes())
     .secret(answer);
+    for (path, text) in parts {
+        let path = if hard {
+            format!("{folder}/{path}")
+        } else {
+            path
+        };
+        instance = instance.file(path, text.into_bytes());
+    }
     if let Some(key) = extra {
         instance = instance.file("key.txt", key.into_bytes());
     }
