@@ -2,12 +2,17 @@
 //! rewriting the dates in their names as ISO dates, or to file into year/month folders; a
 //! hidden check compares the final tree with the one computed here, file contents included
 //! (against a fresh copy of the starting files).
+//!
+//! Levels: easy is up to fifteen files; medium up to thirty, with names of several dots (the
+//! extension follows the last) and dates between two words; hard up to fifty, with files
+//! already in their extension's folder (to stay) and dates that do not exist in the calendar
+//! (the 31st of April, the 29th of February 2023: not dates, so left alone).
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use crate::families::{Family, FamilySplit, Gen, Instance, date_of};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, date_of};
 use crate::tasks::{Grader, TaskKind};
 
 use super::common::filler;
@@ -17,7 +22,7 @@ pub(super) const FAMILY: Family = Family {
     name: "organise-files",
     kind: TaskKind::Files,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "file work: move and rename files by a stated rule",
     generate,
 };
@@ -67,8 +72,10 @@ struct Move {
 }
 
 fn generate(g: &mut Gen) -> Instance {
+    let level = g.level();
+    let hard = level == Level::Hard;
     let root = *g.pick(ROOTS);
-    let count = g.int(8, 30);
+    let count = level.pick(g.int(8, 15), g.int(15, 30), g.int(30, 50));
     let mut taken = BTreeSet::new();
     let mut moves: Vec<Move> = Vec::new();
     let variant = g.index(3);
@@ -77,6 +84,15 @@ fn generate(g: &mut Gen) -> Instance {
         0 => {
             for _ in 0..count {
                 let stem = format!("{}_{}", g.word(), g.word());
+                // Medium on: names with more than one dot.
+                let stem = if level != Level::Easy && g.chance(0.25) {
+                    format!(
+                        "{stem}.{}",
+                        g.pick(&["final", "v2", "backup", "tar", "old"])
+                    )
+                } else {
+                    stem
+                };
                 let (name, folder) = if g.chance(0.1) {
                     let bare = (*g.pick(BARE)).to_owned();
                     (bare, "other".to_owned())
@@ -90,8 +106,14 @@ fn generate(g: &mut Gen) -> Instance {
                     (format!("{stem}.{written}"), ext.to_owned())
                 };
                 if taken.insert(name.to_lowercase()) {
+                    // Hard: some files are already in their folder, and stay.
+                    let from = if hard && g.chance(0.2) {
+                        format!("{root}/{folder}/{name}")
+                    } else {
+                        format!("{root}/{name}")
+                    };
                     moves.push(Move {
-                        from: format!("{root}/{name}"),
+                        from,
                         to: format!("{root}/{folder}/{name}"),
                     });
                 }
@@ -101,7 +123,13 @@ fn generate(g: &mut Gen) -> Instance {
                     "Move every file in {root} into a subfolder of {root} named after its \
                      extension in lowercase (the part of the name after the last dot, without \
                      the dot), keeping the file's name unchanged; files whose name has no dot go \
-                     into a subfolder named other."
+                     into a subfolder named other.{}",
+                    if hard {
+                        " Some files are already in the subfolder for their extension: they \
+                         stay where they are."
+                    } else {
+                        ""
+                    }
                 ),
                 format!("{root}/Photo_trip.JPG becomes {root}/jpg/Photo_trip.JPG"),
             )
@@ -110,7 +138,13 @@ fn generate(g: &mut Gen) -> Instance {
             let sub = *g.pick(&["old", "misc", "archive"]);
             let mut renamed = BTreeSet::new();
             for i in 0..count {
-                let (date, year, month, day) = date_parts(g);
+                // Hard: some dates do not exist (left as they are).
+                let invalid = hard && i > 0 && g.chance(0.15);
+                let (date, year, month, day) = if invalid {
+                    impossible_date(g)
+                } else {
+                    date_parts(g)
+                };
                 let stem = g.word();
                 let ext = *g.pick(EXTENSIONS);
                 let folder = if g.chance(0.25) {
@@ -124,7 +158,10 @@ fn generate(g: &mut Gen) -> Instance {
                         1 => format!("{month:02}-{day:02}-{year}"),
                         _ => format!("{day:02}-{}-{year}", MONTHS[month - 1]),
                     };
-                    if g.chance(0.5) {
+                    if invalid {
+                        let name = format!("{stem}_{written}.{ext}");
+                        (name.clone(), name)
+                    } else if g.chance(0.5) {
                         (
                             format!("{stem}_{written}.{ext}"),
                             format!("{stem}_{date}.{ext}"),
@@ -176,7 +213,14 @@ fn generate(g: &mut Gen) -> Instance {
                     "Some file names under {root} ({place}) contain a date written as {form}. \
                      Rename each such file in place, replacing the date by the same date written \
                      as YYYY-MM-DD and changing nothing else in the name; leave files without a \
-                     date as they are."
+                     date as they are.{}",
+                    if hard {
+                        " A day that does not exist in the calendar (such as the 31st of April, \
+                         or the 29th of February of a year that is not a leap year) is not a \
+                         date: leave such names as they are."
+                    } else {
+                        ""
+                    }
                 ),
                 format!("{sample} becomes {iso}"),
             )
@@ -185,14 +229,24 @@ fn generate(g: &mut Gen) -> Instance {
             for i in 0..count {
                 let stem = g.word();
                 let ext = *g.pick(EXTENSIONS);
-                let (name, to) = if i == 0 || g.chance(0.85) {
-                    let (date, year, month, _) = date_parts(g);
-                    let name = if g.chance(0.5) {
-                        format!("{date}_{stem}.{ext}")
+                let invalid = hard && i > 0 && g.chance(0.15);
+                let (name, to) = if i == 0 || invalid || g.chance(0.85) {
+                    let (date, year, month, _) = if invalid {
+                        impossible_date(g)
                     } else {
-                        format!("{stem}_{date}.{ext}")
+                        date_parts(g)
                     };
-                    let to = format!("{root}/{year}/{month:02}/{name}");
+                    // Medium on: the date may sit between two words.
+                    let name = match g.index(level.pick(2, 3, 3)) {
+                        0 => format!("{date}_{stem}.{ext}"),
+                        1 => format!("{stem}_{date}.{ext}"),
+                        _ => format!("{stem}_{date}_{}.{ext}", g.word()),
+                    };
+                    let to = if invalid {
+                        format!("{root}/{name}")
+                    } else {
+                        format!("{root}/{year}/{month:02}/{name}")
+                    };
                     (name, to)
                 } else {
                     let name = format!("{stem}_{}.{ext}", g.word());
@@ -210,7 +264,14 @@ fn generate(g: &mut Gen) -> Instance {
                     "Most file names in {root} contain a date written as YYYY-MM-DD. Move each \
                      such file into the folder {root}/YYYY/MM for its date's year and two-digit \
                      month (creating the folders), keeping its name; leave files without a date \
-                     in {root}."
+                     in {root}.{}",
+                    if hard {
+                        " A day that does not exist in the calendar (such as 2023-02-30, or \
+                         the 29th of February of a year that is not a leap year) is not a \
+                         date: leave such files in place."
+                    } else {
+                        ""
+                    }
                 ),
                 format!("{root}/2023-04-09_scan.pdf goes to {root}/2023/04/2023-04-09_scan.pdf"),
             )
@@ -224,12 +285,26 @@ fn generate(g: &mut Gen) -> Instance {
         "EXPECTED_HEX = {:?}\nROOT = {root:?}\n{CHECK}",
         hex(&Value::Object(expected).to_string())
     );
+    let opening = match g.index(4) {
+        0 => format!("The folder {root} in your home directory holds files to organise."),
+        1 => format!("In your home directory, the folder {root} holds files to organise."),
+        2 => format!("Your home directory has the folder {root}, whose files need organising."),
+        _ => format!("The files in the folder {root} of your home directory need organising."),
+    };
+    const KEEP: &[&str] = &[
+        "Do not change any file's content or leave copies behind.",
+        "Keep every file's content as it is, and leave no copies behind.",
+        "Move files rather than copy them, and do not edit their contents.",
+    ];
+    const CLOSE: &[&str] = &[
+        "Then call final_answer with \"done\".",
+        "When you are finished, call final_answer with \"done\".",
+        "Finish by calling final_answer with \"done\".",
+        "Call final_answer with \"done\" once the files are in place.",
+    ];
+    let (keep, close) = (*g.pick(KEEP), *g.pick(CLOSE));
     let mut instance = Instance::new(
-        format!(
-            "The folder {root} in your home directory holds files to organise. {rule} For \
-             example, {example}. Do not change any file's content or leave copies behind. \
-             Then call final_answer with \"done\"."
-        ),
+        format!("{opening} {rule} For example, {example}. {keep} {close}"),
         Grader::Check { code },
     );
     for m in &moves {
@@ -237,6 +312,17 @@ fn generate(g: &mut Gen) -> Instance {
         instance = instance.file(m.from.clone(), filler(g, size).into_bytes());
     }
     instance
+}
+
+/// A day that does not exist, in 2020–2025: the 30th or 31st of a short month, or the 29th of
+/// February of a year that is not a leap year; (`YYYY-MM-DD`, year, month, day).
+fn impossible_date(g: &mut Gen) -> (String, i64, usize, usize) {
+    let (year, month, day) = match g.index(3) {
+        0 => (g.int(2020, 2025), 2, g.int(30, 31) as usize),
+        1 => (g.int(2020, 2025), *g.pick(&[4, 6, 9, 11]), 31),
+        _ => (*g.pick(&[2021, 2022, 2023, 2025]), 2, 29),
+    };
+    (format!("{year}-{month:02}-{day:02}"), year, month, day)
 }
 
 /// A date in 2020–2025: (`YYYY-MM-DD`, year, month, day).
