@@ -2,15 +2,17 @@ import os
 import re
 
 prompt = PROMPT
-root = re.search(r"The folder (\S+) in your home directory", prompt).group(1)
+root = re.search(r"the folder (\S+?)[ ,]", prompt, re.IGNORECASE).group(1)
 
 
-def total(folder, keep=lambda name: True):
+def total(folder: str, keep=lambda name: True) -> int:
+    """Bytes of the files under `folder` whose name `keep` accepts; links neither counted nor
+    followed."""
     return sum(
-        os.path.getsize(os.path.join(here, name))
+        os.path.getsize(path)
         for here, _, names in os.walk(folder)
         for name in names
-        if keep(name)
+        if keep(name) and not os.path.islink(path := os.path.join(here, name))
     )
 
 
@@ -20,5 +22,9 @@ if m := re.search(r"with the extension (\S+) anywhere", prompt):
 elif m := re.search(r"all files under (\S+) \(", prompt):
     print(total(m.group(1)))
 else:
-    folders = [d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))]
+    folders = [
+        d
+        for d in os.listdir(root)
+        if os.path.isdir(os.path.join(root, d)) and not os.path.islink(os.path.join(root, d))
+    ]
     print(max(folders, key=lambda d: total(os.path.join(root, d))))
