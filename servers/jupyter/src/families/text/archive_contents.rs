@@ -4,8 +4,15 @@
 //!
 //! The setup packs the files with fixed dates, owners and modes, so the archive's bytes are the
 //! same on every run; the unpacked files are removed.
+//!
+//! Levels: easy is three to six CSV files; medium more and longer ones, some of them inside an
+//! archive of the other kind nested in the first, and amounts of a thousand or more written
+//! with thousands separators; hard adds CSV files saved on Windows (byte order mark, `\r\n`),
+//! rows with no amount, and a stale `.csv.bak` copy that does not count.
 
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes};
+use mcpgym_env::generate::wording::{precision, question};
+
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -15,7 +22,7 @@ pub(super) const FAMILY: Family = Family {
     name: "archive-contents",
     kind: TaskKind::Files,
     split: FamilySplit::TestOnly,
-    levelled: false,
+    levelled: true,
     about: "file work: totals over the CSV files inside a tar.gz or zip archive",
     generate,
 };
@@ -29,46 +36,54 @@ const STEMS: &[&str] = &[
 ];
 const STAGE: &str = "_stage";
 
-/// Packs `_stage/` into the archive (sorted paths; fixed dates, owners, modes; gzip without a
-/// name or time), then removes it.
+/// Where the files of a nested archive are staged.
+const INNER_STAGE: &str = "_inner";
+
+/// Defines `_pack(stage, archive)`, which packs the folder `stage` into `archive` (sorted paths;
+/// fixed dates, owners, modes; gzip without a name or time), then removes the folder.
 const PACK: &str = r#"import gzip
 import io
 import shutil
 import tarfile
 import zipfile
 
-_paths = []
-for _here, _dirs, _names in os.walk("_stage"):
-    _dirs.sort()
-    for _name in sorted(_names):
-        _full = os.path.join(_here, _name)
-        _paths.append((os.path.relpath(_full, "_stage"), _full))
-_paths.sort()
-if ARCHIVE.endswith(".zip"):
-    with zipfile.ZipFile(ARCHIVE, "w", zipfile.ZIP_DEFLATED) as _zip:
-        for _arc, _full in _paths:
-            _info = zipfile.ZipInfo(_arc, date_time=(2024, 1, 2, 3, 4, 6))
-            _info.compress_type = zipfile.ZIP_DEFLATED
-            _info.external_attr = 0o644 << 16
-            with open(_full, "rb") as _f:
-                _zip.writestr(_info, _f.read())
-else:
-    _buffer = io.BytesIO()
-    with tarfile.open(fileobj=_buffer, mode="w", format=tarfile.USTAR_FORMAT) as _tar:
-        for _arc, _full in _paths:
-            with open(_full, "rb") as _f:
-                _data = _f.read()
-            _info = tarfile.TarInfo(_arc)
-            _info.size = len(_data)
-            _info.mtime = 1704164646
-            _info.mode = 0o644
-            _info.uid = _info.gid = 0
-            _info.uname = _info.gname = "user"
-            _tar.addfile(_info, io.BytesIO(_data))
-    with open(ARCHIVE, "wb") as _raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=_raw, mtime=0) as _gz:
-            _gz.write(_buffer.getvalue())
-shutil.rmtree("_stage")
+
+
+def _pack(stage, archive):
+    if os.path.dirname(archive):
+        os.makedirs(os.path.dirname(archive), exist_ok=True)
+    paths = []
+    for here, dirs, names in os.walk(stage):
+        dirs.sort()
+        for name in sorted(names):
+            full = os.path.join(here, name)
+            paths.append((os.path.relpath(full, stage), full))
+    paths.sort()
+    if archive.endswith(".zip"):
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as packed:
+            for arc, full in paths:
+                info = zipfile.ZipInfo(arc, date_time=(2024, 1, 2, 3, 4, 6))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                with open(full, "rb") as f:
+                    packed.writestr(info, f.read())
+    else:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as packed:
+            for arc, full in paths:
+                with open(full, "rb") as f:
+                    data = f.read()
+                info = tarfile.TarInfo(arc)
+                info.size = len(data)
+                info.mtime = 1704164646
+                info.mode = 0o644
+                info.uid = info.gid = 0
+                info.uname = info.gname = "user"
+                packed.addfile(info, io.BytesIO(data))
+        with open(archive, "wb") as raw:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped:
+                zipped.write(buffer.getvalue())
+    shutil.rmtree(stage)
 "#;
 
 fn generate(g: &mut Gen) -> Instance {
@@ -76,6 +91,8 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn attempt(g: &mut Gen) -> Instance {
+    let level = g.level();
+    let hard = level == Level::Hard;
     let archive = *g.pick(&[
         "data.tar.gz",
         "bundle.zip",
@@ -86,14 +103,25 @@ fn attempt(g: &mut Gen) -> Instance {
     let top = *g.pick(TOPS);
     let regions = g.subset(&["Nord", "Sud", "Centro", "Isole", "Est", "Ovest"], 2, 4);
     let folders = g.subset(FOLDERS, 2, 5);
+    // Medium on: an archive of the other kind inside, whose CSV files count too.
+    let inner = (level != Level::Easy).then(|| {
+        let name = if archive.ends_with(".zip") {
+            *g.pick(&["older.tar.gz", "part2.tgz", "archive.tar.gz"])
+        } else {
+            *g.pick(&["older.zip", "part2.zip", "more.zip"])
+        };
+        format!("{top}/{}/{name}", g.pick(&folders))
+    });
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    // (region, amount) of every CSV row.
+    // (region, amount) of every CSV row with an amount.
     let mut rows_seen: Vec<(&str, f64)> = Vec::new();
-    for i in 0..g.int(3, 8) {
+    let csvs = level.pick(g.int(3, 6), g.int(6, 10), g.int(9, 14));
+    for i in 0..csvs {
         let mut folder = format!("{top}/{}", g.pick(&folders));
         if g.chance(0.4) {
             folder = format!("{folder}/{}", g.pick(&folders));
         }
+        let nested = inner.is_some() && (i == 0 || g.chance(0.35));
         let path = format!("{folder}/{}_{}.csv", g.pick(STEMS), i + 1);
         // Columns in a per-file order: the amount is not always in the same place.
         let mut columns = vec!["id", "date", "region", "amount"];
@@ -102,28 +130,45 @@ fn attempt(g: &mut Gen) -> Instance {
         }
         g.shuffle(&mut columns);
         let mut table = Vec::new();
-        for _ in 0..g.int(5, 40) {
+        for _ in 0..level.pick(g.int(5, 40), g.int(10, 60), g.int(20, 80)) {
             let region = *g.pick(&regions);
-            let amount = g.money(-50.0, 900.0, 2);
+            let amount = if level == Level::Easy {
+                g.money(-50.0, 900.0, 2)
+            } else {
+                g.money(-50.0, 2500.0, 2)
+            };
             let amount = if amount < 0.0 && g.chance(0.7) {
                 -amount
             } else {
                 amount
             };
-            rows_seen.push((region, amount));
+            // Hard: some amounts are missing.
+            let missing = hard && g.chance(0.05);
+            if !missing {
+                rows_seen.push((region, amount));
+            }
             let row: Vec<String> = columns
                 .iter()
                 .map(|c| match *c {
                     "id" => g.int(10_000, 99_999).to_string(),
                     "date" => crate::families::date_of(g.int(0, 6 * 365)),
                     "region" => region.to_owned(),
+                    "amount" if missing => String::new(),
+                    "amount" if level != Level::Easy && amount.abs() >= 1000.0 => thousands(amount),
                     "amount" => format!("{amount:.2}"),
                     _ => format!("{} {}", g.word(), g.word()),
                 })
                 .collect();
             table.push(row);
         }
-        files.push((format!("{STAGE}/{path}"), csv_bytes(&columns, &table)));
+        let mut bytes = csv_bytes(&columns, &table);
+        if hard && g.chance(0.4) {
+            // Written on Windows: a byte order mark and \r\n line ends.
+            let text = String::from_utf8_lossy(&bytes).replace('\n', "\r\n");
+            bytes = format!("\u{feff}{text}").into_bytes();
+        }
+        let stage = if nested { INNER_STAGE } else { STAGE };
+        files.push((format!("{stage}/{path}"), bytes));
     }
     // Files that are not CSV: their numbers do not count.
     files.push((
@@ -146,21 +191,55 @@ fn attempt(g: &mut Gen) -> Instance {
             .into_bytes(),
         ));
     }
+    if hard {
+        // A stale copy whose name does not end in .csv.
+        let folder = g.pick(&folders);
+        let mut table = Vec::new();
+        for _ in 0..g.int(3, 10) {
+            table.push(vec![
+                g.int(10_000, 99_999).to_string(),
+                (*g.pick(&regions)).to_owned(),
+                format!("{:.2}", g.money(1.0, 900.0, 2)),
+            ]);
+        }
+        files.push((
+            format!("{STAGE}/{top}/{folder}/{}.csv.bak", g.pick(STEMS)),
+            csv_bytes(&["id", "region", "amount"], &table),
+        ));
+    }
     let kind = if archive.ends_with(".zip") {
         "zip archive"
     } else {
         "gzip-compressed tar archive"
     };
-    let intro = format!(
-        "The file {archive} in your home directory is a {kind}. Inside, in nested folders, are \
-         CSV files (names ending in .csv) and a few other files. Every CSV file has a header \
-         row with the columns id, date, region and amount (and sometimes note), in an order \
-         that differs between files."
+    let opening = match g.index(4) {
+        0 => format!("The file {archive} in your home directory is a {kind}."),
+        1 => format!("In your home directory, the file {archive} is a {kind}."),
+        2 => format!("Your home directory holds the file {archive}, a {kind}."),
+        _ => format!("Someone left the file {archive}, a {kind}, in your home directory."),
+    };
+    let mut intro = format!(
+        "{opening} Inside, in nested folders, are CSV files (names ending in .csv) and a few \
+         other files. Every CSV file has a header row with the columns id, date, region and \
+         amount (and sometimes note), in an order that differs between files."
     );
-    let (question, value) = match g.index(3) {
+    if let Some(inner) = &inner {
+        let name = inner.rsplit('/').next().unwrap_or(inner);
+        intro.push_str(&format!(
+            " One of the files inside, {name}, is itself an archive: the CSV files in it count \
+             too. An amount of 1000 or more may be written with commas between thousands \
+             (\"1,234.50\")."
+        ));
+    }
+    if hard {
+        intro.push_str(
+            " Some CSV files were saved on Windows (a byte order mark, \\r\\n line ends), and \
+             a row whose amount is empty has no amount: leave it out, of a mean too.",
+        );
+    }
+    let (what, value) = match g.index(3) {
         0 => (
-            "What is the sum of the amount column over every row of every CSV file in the \
-             archive? Give the number rounded to 2 decimal places."
+            "the sum of the amount column over every row of every CSV file in the archive"
                 .to_owned(),
             rows_seen.iter().map(|r| r.1).sum::<f64>(),
         ),
@@ -168,9 +247,8 @@ fn attempt(g: &mut Gen) -> Instance {
             let region = *g.pick(&regions);
             (
                 format!(
-                    "What is the sum of the amount column over the rows whose region is \
-                     {region}, across every CSV file in the archive? Give the number rounded \
-                     to 2 decimal places."
+                    "the sum of the amount column over the rows whose region is {region}, \
+                     across every CSV file in the archive"
                 ),
                 rows_seen
                     .iter()
@@ -180,14 +258,14 @@ fn attempt(g: &mut Gen) -> Instance {
             )
         }
         _ => (
-            "What is the mean of the amount column over every row of every CSV file in the \
-             archive? Give the number rounded to 2 decimal places."
+            "the mean of the amount column over every row of every CSV file in the archive"
                 .to_owned(),
             rows_seen.iter().map(|r| r.1).sum::<f64>() / rows_seen.len() as f64,
         ),
     };
+    let asked = question(g, &what);
     let mut instance = Instance::new(
-        format!("{intro} {question}"),
+        format!("{intro} {asked} {}", precision(g, 2)),
         Grader::Numeric {
             value,
             rel_tol: 0.0,
@@ -198,5 +276,28 @@ fn attempt(g: &mut Gen) -> Instance {
     for (path, bytes) in files {
         instance = instance.file(path, bytes);
     }
-    instance.setup(format!("ARCHIVE = {archive:?}\n{PACK}"))
+    let mut setup = PACK.to_owned();
+    if let Some(inner) = &inner {
+        setup.push_str(&format!(
+            "_pack({INNER_STAGE:?}, {:?})\n",
+            format!("{STAGE}/{inner}")
+        ));
+    }
+    setup.push_str(&format!("_pack({STAGE:?}, {archive:?})\n"));
+    instance.setup(setup)
+}
+
+/// An amount with commas between thousands: `-1,234.50`.
+fn thousands(amount: f64) -> String {
+    let text = format!("{:.2}", amount.abs());
+    let (whole, cents) = text.split_once('.').unwrap_or((&text, "00"));
+    let mut grouped = String::new();
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    let sign = if amount < 0.0 { "-" } else { "" };
+    format!("{sign}{grouped}.{cents}")
 }
