@@ -1,12 +1,14 @@
+import glob
 import re
 
 prompt = PROMPT
-path = re.search(r"The file (\S+) in your home directory", prompt).group(1)
+path = re.search(r"(?:The file|log to|directory,|holds) (\S+?),? ", prompt).group(1)
 method, pattern = re.search(r"the endpoint (\S+) ([^\s,]+)", prompt).groups()
-regex = re.compile("^" + re.escape(pattern).replace(re.escape("<id>"), r"\d+") + "$")
+regex = re.compile("^" + re.escape(pattern).replace(re.escape("<id>"), r"\d+") + "/?$")
+COMMON = re.compile(r'"(\S+) (\S+) HTTP/[\d.]+" (\d+) (\d+) (\S+)\s*$')
 
 
-def keep(status):
+def keep(status: int) -> bool:
     if "successful status" in prompt:
         return 200 <= status < 300
     if "excluding server errors" in prompt:
@@ -14,22 +16,36 @@ def keep(status):
     return True
 
 
+def milliseconds(text: str) -> float | None:
+    """A latency as written (87ms, 0.087s, 87 or -) in milliseconds; None when absent."""
+    if text == "-":
+        return None
+    if text.endswith("ms"):
+        return float(text[:-2])
+    if text.endswith("s"):
+        return float(text[:-1]) * 1000
+    return float(text)
+
+
 latencies = []
-with open(path) as log:
-    for line in log:
-        if "latency_ms=" in line:
-            fields = dict(f.split("=", 1) for f in line.split())
-            verb, target = fields["method"], fields["path"]
-            status, latency = int(fields["status"]), int(fields["latency_ms"])
-        else:
-            m = re.search(r'"(\S+) (\S+) HTTP/[\d.]+" (\d+) (\d+) (\d+)ms\s*$', line)
-            if not m:
+for name in glob.glob(glob.escape(path) + "*"):
+    with open(name) as log:
+        for line in log:
+            if "method=" in line:
+                fields = dict(f.split("=", 1) for f in line.split())
+                verb, target, status = fields["method"], fields["path"], int(fields["status"])
+                if "latency_s" in fields:
+                    latency = milliseconds(fields["latency_s"] + "s")
+                else:
+                    latency = milliseconds(fields["latency_ms"])
+            elif m := COMMON.search(line):
+                verb, target, status = m.group(1), m.group(2), int(m.group(3))
+                latency = milliseconds(m.group(5))
+            else:
                 continue
-            verb, target = m.group(1), m.group(2)
-            status, latency = int(m.group(3)), int(m.group(5))
-        target = target.split("?", 1)[0]
-        if verb == method and regex.match(target) and keep(status):
-            latencies.append(latency)
+            target = target.split("?", 1)[0]
+            if latency is not None and verb == method and regex.match(target) and keep(status):
+                latencies.append(round(latency))
 
 if "mean latency" in prompt:
     print(f"{sum(latencies) / len(latencies):.2f}")

@@ -2,8 +2,14 @@
 //! or a nearest-rank percentile of one endpoint's latency, with a status filter.
 //!
 //! Paths carry numeric ids and query strings, so an endpoint is a pattern, not a string.
+//!
+//! Levels: easy is a few hundred requests in milliseconds; medium more requests, latencies in
+//! milliseconds or seconds, and aborted requests with no latency to leave out; hard more
+//! endpoints and requests, the log rotated into two files, and paths with a trailing slash.
 
-use crate::families::{Family, FamilySplit, Gen, Instance};
+use mcpgym_env::generate::wording::{precision, question};
+
+use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -13,7 +19,7 @@ pub(super) const FAMILY: Family = Family {
     name: "access-log-latency",
     kind: TaskKind::Text,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "log parsing: mean or percentile latency of one endpoint of an access log",
     generate,
 };
@@ -53,7 +59,9 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn attempt(g: &mut Gen) -> Instance {
-    let endpoints = g.subset(ENDPOINTS, 4, 8);
+    let level = g.level();
+    let hard = level == Level::Hard;
+    let endpoints = g.subset(ENDPOINTS, 4, level.pick(7, 9, 11));
     let file = *g.pick(&[
         "access.log",
         "nginx_access.log",
@@ -61,14 +69,14 @@ fn attempt(g: &mut Gen) -> Instance {
         "web.log",
     ]);
     let layout = g.index(2);
-    let lines = g.int(300, 900) as usize;
+    let lines = level.pick(g.int(200, 500), g.int(500, 1000), g.int(1000, 1600)) as usize;
     let mut t = g.int(0, 5 * 365) * 86_400 + g.int(0, 20 * 3600);
     let clients: Vec<String> = (0..g.int(4, 12))
         .map(|_| format!("10.{}.{}.{}", g.int(0, 40), g.int(0, 255), g.int(1, 254)))
         .collect();
-    // (endpoint index, status, latency)
+    // (endpoint index, status, latency) of the requests with a latency
     let mut requests = Vec::with_capacity(lines);
-    let mut text = String::new();
+    let mut entries: Vec<String> = Vec::with_capacity(lines);
     for _ in 0..lines {
         t += g.int(1, 20);
         let e = g.index(endpoints.len());
@@ -94,6 +102,10 @@ fn attempt(g: &mut Gen) -> Instance {
         }
         let latency = (latency.round() as i64).max(1);
         let mut path = pattern.replace("<id>", &g.int(1, 99_999).to_string());
+        // Hard: a trailing slash, which does not change the endpoint.
+        if hard && g.chance(0.1) {
+            path.push('/');
+        }
         if method == "GET" && g.chance(0.25) {
             path = format!("{path}?{}", g.pick(QUERIES));
         }
@@ -102,26 +114,48 @@ fn attempt(g: &mut Gen) -> Instance {
         } else {
             g.int(80, 60_000)
         };
+        // Medium on: aborted requests have no latency ("-"), and some latencies are in seconds.
+        let aborted = level != Level::Easy && g.chance(0.03);
+        let seconds = level != Level::Easy && g.chance(0.3);
         let (date, time) = date_time(t);
         let line = if layout == 0 {
+            let written = if aborted {
+                "-".to_owned()
+            } else if seconds {
+                format!("{:.3}s", latency as f64 / 1000.0)
+            } else {
+                format!("{latency}ms")
+            };
             let month = MONTHS[date[5..7].parse::<usize>().unwrap_or(1) - 1];
             format!(
                 "{} - - [{}/{month}/{}:{time} +0000] \"{method} {path} HTTP/1.1\" \
-                 {status} {bytes} {latency}ms\n",
+                 {status} {bytes} {written}\n",
                 g.pick(&clients),
                 &date[8..10],
                 &date[..4]
             )
         } else {
+            let written = if aborted {
+                "latency_ms=-".to_owned()
+            } else if seconds {
+                format!("latency_s={:.3}", latency as f64 / 1000.0)
+            } else {
+                format!("latency_ms={latency}")
+            };
             format!(
                 "ts={date}T{time}Z client={} method={method} path={path} status={status} \
-                 bytes={bytes} latency_ms={latency}\n",
+                 bytes={bytes} {written}\n",
                 g.pick(&clients)
             )
         };
-        text.push_str(&line);
-        requests.push((e, status, latency));
+        entries.push(line);
+        if !aborted {
+            requests.push((e, status, latency));
+        }
     }
+    // Hard: the log was rotated; the older half is in `<file>.1`.
+    let (older, newer) = entries.split_at(if hard { lines / 2 } else { 0 });
+    let (text, older) = (newer.concat(), older.concat());
     let filter = g.index(3);
     let keep = |status: i64| match filter {
         0 => (200..300).contains(&status),
@@ -151,30 +185,60 @@ fn attempt(g: &mut Gen) -> Instance {
         1 => "excluding server errors (status 500 and above)",
         _ => "with any status",
     };
-    let layout_text = if layout == 0 {
-        "in the common log format (client address, two dashes, [time], \"request line\", \
-         status, response size in bytes) followed by the latency as the last field (e.g. 87ms)"
+    let layout_text = match (layout, level) {
+        (0, Level::Easy) => {
+            "in the common log format (client address, two dashes, [time], \"request line\", \
+             status, response size in bytes) followed by the latency as the last field (e.g. \
+             87ms)"
+        }
+        (0, _) => {
+            "in the common log format (client address, two dashes, [time], \"request line\", \
+             status, response size in bytes) followed by the latency as the last field, in \
+             milliseconds (87ms) or in seconds (0.087s); an aborted request has - instead"
+        }
+        (_, Level::Easy) => {
+            "as key=value fields (ts, client, method, path, status, bytes, latency_ms)"
+        }
+        _ => {
+            "as key=value fields (ts, client, method, path, status, bytes, then latency_ms in \
+             milliseconds or latency_s in seconds); an aborted request has latency_ms=-"
+        }
+    };
+    let rotated = if hard {
+        format!(
+            " The log was rotated: the older half of the requests is in {file}.1, and both \
+             files count. A trailing slash on a path does not change its endpoint."
+        )
     } else {
-        "as key=value fields (ts, client, method, path, status, bytes, latency_ms)"
+        String::new()
+    };
+    let skip = if level == Level::Easy {
+        ""
+    } else {
+        " Aborted requests have no latency: leave them out."
     };
     let endpoint_text = if pattern.contains("<id>") {
         format!("{method} {pattern} (where <id> is any numeric id)")
     } else {
         format!("{method} {pattern}")
     };
+    let opening = match g.index(4) {
+        0 => format!("The file {file} in your home directory is a web server's access log"),
+        1 => format!("A web server wrote its access log to {file} in your home directory"),
+        2 => format!("In your home directory, {file} is the access log of a web server"),
+        _ => format!("Your home directory holds {file}, a web server's access log"),
+    };
     let common = format!(
-        "The file {file} in your home directory is a web server's access log, one request per \
-         line, {layout_text}. Consider the requests to the endpoint {endpoint_text}, ignoring \
-         any query string (the part from \"?\" on), {filter_text}."
+        "{opening}, one request per line, {layout_text}.{rotated}{skip} Consider the requests \
+         to the endpoint {endpoint_text}, ignoring any query string (the part from \"?\" on), \
+         {filter_text}."
     );
     chosen.sort_unstable();
-    if g.chance(0.5) {
+    let instance = if g.chance(0.5) {
         let mean = chosen.iter().sum::<i64>() as f64 / chosen.len() as f64;
+        let asked = question(g, "their mean latency in milliseconds");
         Instance::new(
-            format!(
-                "{common} What is their mean latency in milliseconds? Give the number rounded \
-                 to 2 decimal places."
-            ),
+            format!("{common} {asked} {}", precision(g, 2)),
             Grader::Numeric {
                 value: mean,
                 rel_tol: 0.0,
@@ -187,12 +251,16 @@ fn attempt(g: &mut Gen) -> Instance {
         let p = *g.pick(PERCENTILES);
         let rank = (u64::from(p) * chosen.len() as u64).div_ceil(100).max(1) as usize;
         let value = chosen[rank - 1];
-        Instance::new(
-            format!(
-                "{common} What is the {p}th percentile of their latency in milliseconds, by the \
-                 nearest-rank method (sort the latencies ascending; the value at rank \
-                 ceil({p}/100 × n), counting from 1)? Give the latency as an integer."
+        let asked = question(
+            g,
+            &format!(
+                "the {p}th percentile of their latency in milliseconds, by the nearest-rank \
+                 method (sort the latencies ascending; the value at rank ceil({p}/100 × n), \
+                 counting from 1)"
             ),
+        );
+        Instance::new(
+            format!("{common} {asked} {}", precision(g, 0)),
             Grader::Numeric {
                 value: value as f64,
                 rel_tol: 0.0,
@@ -200,5 +268,10 @@ fn attempt(g: &mut Gen) -> Instance {
             },
         )
         .file(file, text.into_bytes())
+    };
+    if hard {
+        instance.file(format!("{file}.1"), older.into_bytes())
+    } else {
+        instance
     }
 }
