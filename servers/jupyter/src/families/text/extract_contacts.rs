@@ -4,8 +4,14 @@
 //!
 //! The same address recurs in other cases and wrappers (`<…>`, `mailto:`, a full stop after
 //! it), the same number in other layouts, and dates and order numbers sit among them.
+//!
+//! Levels: easy is one file about a handful of people; medium more people, their mentions
+//! spread over three to five files of a folder; hard more people and files, some in subfolders
+//! or with Windows line ends, and addresses written out as `name [at] domain [dot] com`.
 
-use crate::families::{Family, FamilySplit, Gen, Instance, date_of};
+use mcpgym_env::generate::wording::{precision, question};
+
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, date_of};
 use crate::tasks::{Grader, TaskKind};
 
 use super::common::capital;
@@ -14,7 +20,7 @@ pub(super) const FAMILY: Family = Family {
     name: "extract-contacts",
     kind: TaskKind::Text,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "text extraction: distinct e-mail addresses or phone numbers in free text",
     generate,
 };
@@ -32,6 +38,24 @@ const DOMAINS: &[&str] = &[
     "stark.industries",
 ];
 
+/// Where a medium or hard instance's files are, their names, and subfolders.
+const FOLDERS: &[&str] = &["notes", "mail", "minutes", "inbox"];
+const PARTS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "kickoff",
+    "review",
+    "planning",
+    "followup",
+    "retro",
+    "standup",
+    "handover",
+];
+const SUBFOLDERS: &[&str] = &["archive", "old", "team", "external"];
+
 const FILES: &[&str] = &[
     "notes.txt",
     "inbox.txt",
@@ -47,8 +71,10 @@ struct Person {
 }
 
 fn generate(g: &mut Gen) -> Instance {
+    let level = g.level();
+    let hard = level == Level::Hard;
     let domains = g.subset(DOMAINS, 2, 5);
-    let people: Vec<Person> = (0..g.int(4, 14))
+    let people: Vec<Person> = (0..level.pick(g.int(4, 8), g.int(8, 14), g.int(12, 20)))
         .map(|_| {
             let first = g.first_name().to_lowercase();
             let last = g.last_name().to_lowercase();
@@ -83,14 +109,30 @@ fn generate(g: &mut Gen) -> Instance {
         .collect();
     let mut emails: Vec<&str> = Vec::new();
     let mut phones: Vec<&str> = Vec::new();
-    let mut text = String::new();
+    // Medium on: the text is spread over several files of a folder (hard: in subfolders too).
+    let folder = *g.pick(FOLDERS);
+    let paths: Vec<String> = match level {
+        Level::Easy => vec![(*g.pick(FILES)).to_owned()],
+        _ => {
+            let files = level.pick(1, g.int(3, 5), g.int(5, 8)) as usize;
+            let names = g.sample(PARTS, files);
+            names
+                .iter()
+                .map(|name| match (hard, g.index(3)) {
+                    (true, 0) => format!("{folder}/{}/{name}.txt", g.pick(SUBFOLDERS)),
+                    _ => format!("{folder}/{name}.txt"),
+                })
+                .collect()
+        }
+    };
+    let mut texts: Vec<String> = vec![String::new(); paths.len()];
     // Every address and number at least once, then repeats and distractors.
     let mut mentions: Vec<(usize, bool, usize)> = Vec::new();
     for (p, person) in people.iter().enumerate() {
         mentions.extend((0..person.emails.len()).map(|i| (p, true, i)));
         mentions.extend((0..person.phones.len()).map(|i| (p, false, i)));
     }
-    for _ in 0..g.int(5, 30) {
+    for _ in 0..level.pick(g.int(5, 20), g.int(10, 30), g.int(20, 40)) {
         let p = g.index(people.len());
         let person = &people[p];
         if !person.phones.is_empty() && g.chance(0.4) {
@@ -109,6 +151,17 @@ fn generate(g: &mut Gen) -> Instance {
                 emails.push(address);
             }
             let written = spell_email(g, address);
+            // Hard: some addresses are written out against harvesters.
+            let written = if hard && g.chance(0.2) {
+                let (local, domain) = written.split_once('@').unwrap_or((&written, ""));
+                if g.chance(0.5) {
+                    format!("{local} [at] {}", domain.replace('.', " [dot] "))
+                } else {
+                    format!("{local} (at) {}", domain.replace('.', " (dot) "))
+                }
+            } else {
+                written
+            };
             match g.index(6) {
                 0 => format!(
                     "Please contact {name} at {written} about the {} plan.",
@@ -136,6 +189,8 @@ fn generate(g: &mut Gen) -> Instance {
                 _ => format!("Phone: {written} ({name})"),
             }
         };
+        let at = g.index(texts.len());
+        let text = &mut texts[at];
         text.push_str(&sentence);
         text.push(if g.chance(0.3) { '\n' } else { ' ' });
         if g.chance(0.25) {
@@ -152,13 +207,9 @@ fn generate(g: &mut Gen) -> Instance {
             text.push('\n');
         }
     }
-    text.push('\n');
-    let file = *g.pick(FILES);
-    let (question, count) = match g.index(3) {
+    let (what, count) = match g.index(3) {
         0 => (
-            "How many distinct e-mail addresses does it contain? Two addresses are the same \
-             when they are equal ignoring upper/lower case."
-                .to_owned(),
+            "the number of distinct e-mail addresses in the text".to_owned(),
             emails.len(),
         ),
         1 => {
@@ -169,34 +220,87 @@ fn generate(g: &mut Gen) -> Instance {
                 .count();
             (
                 format!(
-                    "How many distinct e-mail addresses does it contain whose domain (the part \
-                     after @) is exactly {domain}? Two addresses are the same when they are \
-                     equal ignoring upper/lower case."
+                    "the number of distinct e-mail addresses in the text whose domain (the part \
+                     after @) is exactly {domain}"
                 ),
                 count,
             )
         }
         _ => (
-            "How many distinct phone numbers does it contain? All are North American numbers: \
-             ten digits, written in various layouts, sometimes with the country code 1 \
-             (+1 or a leading 1-) in front; two numbers are the same when their ten digits are. \
-             Dates, order numbers and invoice numbers are not phone numbers."
-                .to_owned(),
+            "the number of distinct phone numbers in the text".to_owned(),
             phones.len(),
         ),
     };
-    Instance::new(
-        format!(
-            "The file {file} in your home directory is free text with people's e-mail addresses \
-             and phone numbers. {question} Give the count as an integer."
-        ),
+    let rules = if what.contains("phone") {
+        "All phone numbers are North American: ten digits, written in various layouts, \
+         sometimes with the country code 1 (+1 or a leading 1-) in front; two numbers are the \
+         same when their ten digits are. Dates, order numbers and invoice numbers are not phone \
+         numbers."
+    } else if hard {
+        "Two addresses are the same when they are equal ignoring upper/lower case. Some are \
+         written out, like jane.doe [at] example [dot] com or jane.doe (at) example (dot) com: \
+         those are addresses too."
+    } else {
+        "Two addresses are the same when they are equal ignoring upper/lower case."
+    };
+    let holder = if level == Level::Easy {
+        let file = &paths[0];
+        match g.index(4) {
+            0 => format!(
+                "The file {file} in your home directory is free text with people's e-mail \
+                 addresses and phone numbers."
+            ),
+            1 => format!(
+                "In your home directory, the file {file} holds notes that mention people's \
+                 e-mail addresses and phone numbers."
+            ),
+            2 => format!(
+                "Your home directory holds the file {file}, free text full of e-mail addresses \
+                 and phone numbers."
+            ),
+            _ => format!(
+                "Someone pasted notes with e-mail addresses and phone numbers into the file \
+                 {file} in your home directory."
+            ),
+        }
+    } else {
+        let nested = if hard { ", some in subfolders" } else { "" };
+        match g.index(3) {
+            0 => format!(
+                "The folder {folder} in your home directory holds text files (.txt){nested}, \
+                 free text with people's e-mail addresses and phone numbers; the text is all of \
+                 them together."
+            ),
+            1 => format!(
+                "In your home directory, the folder {folder} holds notes as .txt files{nested}, \
+                 which mention e-mail addresses and phone numbers; the text is all of them \
+                 together."
+            ),
+            _ => format!(
+                "Notes with e-mail addresses and phone numbers fill the .txt files of the \
+                 folder {folder} in your home directory{nested}; the text is all of them \
+                 together."
+            ),
+        }
+    };
+    let asked = question(g, &what);
+    let mut instance = Instance::new(
+        format!("{holder} {asked} {rules} {}", precision(g, 0)),
         Grader::Numeric {
             value: count as f64,
             rel_tol: 0.0,
             abs_tol: 0.0,
         },
-    )
-    .file(file, text.into_bytes())
+    );
+    for (path, mut text) in paths.into_iter().zip(texts) {
+        text.push('\n');
+        // Hard: some files have Windows line ends.
+        if hard && g.chance(0.4) {
+            text = text.replace('\n', "\r\n");
+        }
+        instance = instance.file(path, text.into_bytes());
+    }
+    instance
 }
 
 /// The address in lowercase, capitalised words, or upper case.
