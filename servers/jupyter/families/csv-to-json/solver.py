@@ -5,9 +5,14 @@ import re
 import pandas as pd
 
 prompt = PROMPT
-source = re.search(r"The file (\S+) in your home directory", prompt).group(1)
+source = re.search(r"the file (\S+?)[ ,]", prompt, re.IGNORECASE).group(1)
 output = re.search(r"Write the file (\S+) in your home directory", prompt).group(1)
-table = pd.read_csv(source, keep_default_na=False, dtype=str)
+table = pd.read_csv(source, keep_default_na=False, dtype=str, encoding="utf-8-sig")
+# Spaces around a value are not part of it; an order listed twice counts once, at its first row.
+table = table.apply(lambda column: column.str.strip())
+table = table.drop_duplicates(subset="order_id", keep="first")
+table["price"] = table["price"].str.lstrip("$")
+table["shipped"] = table["shipped"].str.lower().isin(["yes", "y"])
 
 if "one object per row" in prompt:
     result = [
@@ -17,7 +22,7 @@ if "one object per row" in prompt:
             "city": r.city,
             "quantity": int(r.quantity),
             "price": float(r.price),
-            "shipped": r.shipped == "yes",
+            "shipped": bool(r.shipped),
             "coupon": r.coupon or None,
         }
         for r in table.itertuples()

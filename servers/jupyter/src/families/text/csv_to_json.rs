@@ -3,10 +3,15 @@
 //! the agent wrote with the structure computed here.
 //!
 //! Types matter: integers must be JSON integers, yes/no must become booleans, empty cells null.
+//!
+//! Levels: easy is a clean CSV of up to twenty orders; medium up to fifty, with spaces around
+//! values, prices written with `$` and yes/no in other spellings (`Y`, `No`); hard up to
+//! eighty, saved on Windows (a byte order mark, `\r\n`), with orders listed twice that count
+//! once.
 
 use serde_json::{Map, Value, json};
 
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, round};
 use crate::tasks::{Grader, TaskKind};
 
 use crate::python::hex;
@@ -15,7 +20,7 @@ pub(super) const FAMILY: Family = Family {
     name: "csv-to-json",
     kind: TaskKind::Files,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "file work: convert a CSV into JSON of a stated structure and types",
     generate,
 };
@@ -81,6 +86,9 @@ struct Order {
 }
 
 fn generate(g: &mut Gen) -> Instance {
+    let level = g.level();
+    let hard = level == Level::Hard;
+    let dirty = level != Level::Easy;
     let input = *g.pick(INPUTS);
     let customers: Vec<String> = (0..g.int(3, 7))
         .map(|_| format!("{} {}", g.first_name(), g.last_name()))
@@ -88,7 +96,7 @@ fn generate(g: &mut Gen) -> Instance {
     let cities = g.subset(crate::families::words::CITIES, 2, 5);
     let mut next_id = g.int(100, 5000);
     let mut rows: Vec<Order> = Vec::new();
-    for _ in 0..g.int(8, 40) {
+    for _ in 0..level.pick(g.int(8, 20), g.int(20, 50), g.int(40, 80)) {
         next_id += g.int(1, 30);
         rows.push(Order {
             id: next_id,
@@ -102,31 +110,83 @@ fn generate(g: &mut Gen) -> Instance {
     }
     // Rows in a shuffled order, so ids are not already sorted within a group.
     g.shuffle(&mut rows);
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.id.to_string(),
-                r.customer.clone(),
-                r.city.to_owned(),
-                r.quantity.to_string(),
-                format!("{:.2}", r.price),
-                if r.shipped { "yes" } else { "no" }.to_owned(),
-                r.coupon.unwrap_or_default().to_owned(),
-            ]
-        })
-        .collect();
+    let mut table: Vec<Vec<String>> = Vec::new();
+    for r in &rows {
+        // Medium on: spaces around text, prices with a $, yes/no in other spellings.
+        let pad = |g: &mut Gen, text: &str| {
+            if dirty && g.chance(0.15) {
+                format!(
+                    "{}{text}{}",
+                    " ".repeat(g.int(0, 2) as usize),
+                    " ".repeat(g.int(1, 2) as usize)
+                )
+            } else {
+                text.to_owned()
+            }
+        };
+        let price = if dirty && g.chance(0.3) {
+            format!("${:.2}", r.price)
+        } else {
+            format!("{:.2}", r.price)
+        };
+        let shipped = match (dirty, r.shipped) {
+            (false, true) => "yes",
+            (false, false) => "no",
+            (true, true) => *g.pick(&["yes", "yes", "Yes", "YES", "y", "Y"]),
+            (true, false) => *g.pick(&["no", "no", "No", "NO", "n", "N"]),
+        };
+        let row = vec![
+            r.id.to_string(),
+            pad(g, &r.customer),
+            pad(g, r.city),
+            r.quantity.to_string(),
+            price,
+            shipped.to_owned(),
+            r.coupon.unwrap_or_default().to_owned(),
+        ];
+        table.push(row);
+    }
+    if hard {
+        // Some orders listed twice: a copy of a row further down.
+        for _ in 0..g.int(2, 5) {
+            let i = g.index(table.len());
+            let at = g.int(i as i64 + 1, table.len() as i64) as usize;
+            let copy = table[i].clone();
+            table.insert(at, copy);
+        }
+    }
     let stem = input.trim_end_matches(".csv");
     let output = if g.chance(0.5) {
         format!("{stem}.json")
     } else {
         format!("out/{stem}.json")
     };
+    let opening = match g.index(4) {
+        0 => format!("The file {input} in your home directory has one row per order"),
+        1 => format!("In your home directory, the file {input} lists orders, one per row"),
+        2 => {
+            format!("Your home directory holds the file {input}, an export of orders (one per row)")
+        }
+        _ => {
+            format!("Orders were exported to the file {input} in your home directory, one per row")
+        }
+    };
+    let cleaning = match level {
+        Level::Easy => "",
+        Level::Medium => {
+            " The export is careless: spaces around a value are not part of it, a price may \
+             start with $, and shipped may be written yes, y, no or n in any case."
+        }
+        Level::Hard => {
+            " The export is careless: spaces around a value are not part of it, a price may \
+             start with $, and shipped may be written yes, y, no or n in any case. Some orders \
+             are listed twice (the same row again): each order counts once, at its first row."
+        }
+    };
     let intro = format!(
-        "The file {input} in your home directory has one row per order, with the columns \
-         order_id, customer, city, quantity, price (unit price), shipped (yes or no) and coupon \
-         (empty when none). Write the file {output} in your home directory (create any folder \
-         it needs), holding"
+        "{opening}, with the columns order_id, customer, city, quantity, price (unit price), \
+         shipped (yes or no) and coupon (empty when none).{cleaning} Write the file {output} in \
+         your home directory (create any folder it needs), holding"
     );
     let (structure, expected, tolerance) = match g.index(3) {
         0 => {
@@ -216,17 +276,27 @@ fn generate(g: &mut Gen) -> Instance {
         "EXPECTED_HEX = {:?}\nOUTPUT = {output:?}\nTOLERANCE = {tolerance:?}\n{CHECK}",
         hex(&expected.to_string())
     );
+    const CLOSE: &[&str] = &[
+        "Then call final_answer with \"done\".",
+        "When the file is written, call final_answer with \"done\".",
+        "Finish by calling final_answer with \"done\".",
+        "Call final_answer with \"done\" once the file is in place.",
+    ];
+    let close = *g.pick(CLOSE);
+    let mut bytes = csv_bytes(
+        &[
+            "order_id", "customer", "city", "quantity", "price", "shipped", "coupon",
+        ],
+        &table,
+    );
+    if hard {
+        // Saved on Windows: a byte order mark and \r\n line ends.
+        let text = String::from_utf8_lossy(&bytes).replace('\n', "\r\n");
+        bytes = format!("\u{feff}{text}").into_bytes();
+    }
     Instance::new(
-        format!("{intro}{structure} Then call final_answer with \"done\"."),
+        format!("{intro}{structure} {close}"),
         Grader::Check { code },
     )
-    .file(
-        input,
-        csv_bytes(
-            &[
-                "order_id", "customer", "city", "quantity", "price", "shipped", "coupon",
-            ],
-            &table,
-        ),
-    )
+    .file(input, bytes)
 }
