@@ -4,10 +4,18 @@
 //!
 //! Words come capitalised, in capitals, in quotes and as plurals (`river` and `rivers` are
 //! different words), and the text holds no digits, so a count never shows in it.
+//!
+//! Levels: easy is one file of a few dozen sentences; medium a longer text cut into two to
+//! four chapter files, and a stop-word list with comments, blank lines, capitals and trailing
+//! spaces; hard a longer text still in four to six chapters, some with Windows line ends,
+//! curly quotes, words joined by a dash, and a most frequent word that may tie (the first in
+//! alphabetical order wins).
 
 use std::collections::BTreeMap;
 
-use crate::families::{Family, FamilySplit, Gen, Instance, words};
+use mcpgym_env::generate::wording::{precision, question};
+
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, words};
 use crate::tasks::{Grader, TaskKind};
 
 use super::common::{capital, without_leak};
@@ -16,7 +24,7 @@ pub(super) const FAMILY: Family = Family {
     name: "word-frequency",
     kind: TaskKind::Text,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "text processing: word frequencies with a stop-word list",
     generate,
 };
@@ -58,12 +66,16 @@ const FILES: &[&str] = &[
     "speech.txt",
 ];
 const STOP_FILES: &[&str] = &["stopwords.txt", "stop_words.txt", "ignore.txt"];
+/// Where a medium or hard instance's chapters are.
+const FOLDERS: &[&str] = &["book", "chapters", "manuscript", "novel"];
 
 fn generate(g: &mut Gen) -> Instance {
     without_leak(g, attempt)
 }
 
 fn attempt(g: &mut Gen) -> Instance {
+    let level = g.level();
+    let hard = level == Level::Hard;
     let pool: Vec<&str> = words::WORDS.iter().chain(MORE_WORDS).copied().collect();
     let mut vocabulary = g.subset(&pool, 12, 32);
     vocabulary.sort_unstable();
@@ -89,7 +101,7 @@ fn attempt(g: &mut Gen) -> Instance {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut text = String::new();
     let mut line = 0;
-    for _ in 0..g.int(40, 140) {
+    for _ in 0..level.pick(g.int(40, 80), g.int(80, 160), g.int(150, 260)) {
         let tokens = g.int(5, 14);
         for i in 0..tokens {
             let word = if g.chance(0.45) {
@@ -119,7 +131,11 @@ fn attempt(g: &mut Gen) -> Instance {
                 word
             };
             if i > 0 && g.chance(0.04) {
-                written = format!("\"{written}\"");
+                written = if hard {
+                    format!("“{written}”")
+                } else {
+                    format!("\"{written}\"")
+                };
             }
             if i + 1 == tokens {
                 written.push(*g.pick(&['.', '.', '.', '!', '?']));
@@ -130,7 +146,8 @@ fn attempt(g: &mut Gen) -> Instance {
                 text.push('\n');
                 line = 0;
             } else if line > 0 {
-                text.push(' ');
+                // Hard: some words are joined by a dash, with no space.
+                text.push_str(if hard && g.chance(0.03) { "—" } else { " " });
                 line += 1;
             }
             line += written.len();
@@ -149,7 +166,8 @@ fn attempt(g: &mut Gen) -> Instance {
     };
     let mut content = ranked(&counts);
     let variant = g.index(3);
-    if variant == 0 && content.len() > 1 && content[0].1 < content[1].1 + 2 {
+    // Hard leaves near-ties, and even ties, to the stated rule (the first in alphabetical order).
+    if variant == 0 && !hard && content.len() > 1 && content[0].1 < content[1].1 + 2 {
         // A closing sentence settles a near-tie: the winner leads by two, nothing to argue.
         let top = content[0].0.clone();
         let (a, b) = (*g.pick(&stops), *g.pick(&stops));
@@ -159,32 +177,100 @@ fn attempt(g: &mut Gen) -> Instance {
     }
     let file = *g.pick(FILES);
     let stop_file = *g.pick(STOP_FILES);
-    let mut stop_text = listed_stops.join("\n");
-    stop_text.push('\n');
+    let folder = *g.pick(FOLDERS);
+    // Medium on: the text is cut, at line ends, into chapters of a folder.
+    let parts = level.pick(1, g.int(2, 4), g.int(4, 6)) as usize;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (i, chunk) in lines.chunks(lines.len().div_ceil(parts)).enumerate() {
+        let path = if parts == 1 {
+            file.to_owned()
+        } else {
+            format!("{folder}/chapter_{}.txt", i + 1)
+        };
+        let mut part = chunk.concat();
+        if hard && g.chance(0.5) {
+            part = part.replace('\n', "\r\n");
+        }
+        files.push((path, part));
+    }
+    // Medium on: the list has comments, blank lines, capitals and trailing spaces.
+    let mut stop_text = String::new();
+    if level != Level::Easy {
+        stop_text.push_str("# stop words, one per line\n");
+    }
+    for (i, word) in listed_stops.iter().enumerate() {
+        if level != Level::Easy && i > 0 && g.chance(0.1) {
+            stop_text.push_str(if g.chance(0.5) { "\n" } else { "# more\n" });
+        }
+        let written = if level != Level::Easy && g.chance(0.15) {
+            word.to_uppercase()
+        } else {
+            (*word).to_owned()
+        };
+        let space = if level != Level::Easy && g.chance(0.1) {
+            "  "
+        } else {
+            ""
+        };
+        stop_text.push_str(&format!("{written}{space}\n"));
+    }
+    let (target, source) = if parts == 1 {
+        (
+            file.to_owned(),
+            format!("The file {file} in your home directory is an English text"),
+        )
+    } else {
+        (
+            "the text".to_owned(),
+            format!(
+                "The folder {folder} in your home directory holds an English text in {parts} \
+                 files, chapter_1.txt to chapter_{parts}.txt (the text is all of them together)"
+            ),
+        )
+    };
+    let opening = match g.index(3) {
+        0 => format!("{source}, and {stop_file} lists stop words, one per line."),
+        1 => format!("{source}; the file {stop_file} beside it lists stop words, one per line."),
+        _ => format!("{source}. Stop words are listed in {stop_file}, one per line."),
+    };
+    let list_rules = if level == Level::Easy {
+        ""
+    } else {
+        " In the stop-word list, lines starting with # are comments, blank lines mean nothing, \
+         and spaces around a word are not part of it."
+    };
     let intro = format!(
-        "The file {file} in your home directory is an English text, and {stop_file} lists stop \
-         words, one per line. A word is a maximal run of the letters a to z; words are compared \
-         ignoring upper/lower case (so \"River\" and \"river\" are the same word, while \
-         \"rivers\" is another)."
+        "{opening}{list_rules} A word is a maximal run of the letters a to z; words are compared \
+         ignoring upper/lower case, stop words too (so \"River\" and \"river\" are the same \
+         word, while \"rivers\" is another)."
     );
     let instance = match variant {
         0 => {
             let top = content[0].0.clone();
+            let ties = if hard {
+                " If several words occur equally often, give the first of them in alphabetical \
+                 order."
+            } else {
+                ""
+            };
+            let asked = question(
+                g,
+                &format!("the word that is not a stop word and occurs most often in {target}"),
+            );
             Instance::new(
-                format!(
-                    "{intro} Which word that is not a stop word occurs most often in {file}? \
-                     Give the word in lowercase."
-                ),
+                format!("{intro} {asked}{ties} Give the word in lowercase."),
                 Grader::OneOf(vec![top]),
             )
         }
         1 => {
             let (word, count) = &content[g.index(content.len().min(8))];
+            let asked = question(
+                g,
+                &format!("the number of times the word \"{word}\" occurs in {target}"),
+            );
             Instance::new(
-                format!(
-                    "{intro} How many times does the word \"{word}\" occur in {file}? Give the \
-                     count as an integer."
-                ),
+                format!("{intro} {asked} {}", precision(g, 0)),
                 Grader::Numeric {
                     value: *count as f64,
                     rel_tol: 0.0,
@@ -194,10 +280,16 @@ fn attempt(g: &mut Gen) -> Instance {
             .secret(count.to_string())
         }
         _ => Instance::new(
-            format!(
-                "{intro} How many distinct words that are not stop words occur in {file}? Give \
-                 the count as an integer."
-            ),
+            {
+                let asked = question(
+                    g,
+                    &format!(
+                        "the number of distinct words that are not stop words and occur in \
+                         {target}"
+                    ),
+                );
+                format!("{intro} {asked} {}", precision(g, 0))
+            },
             Grader::Numeric {
                 value: content.len() as f64,
                 rel_tol: 0.0,
@@ -206,7 +298,9 @@ fn attempt(g: &mut Gen) -> Instance {
         )
         .secret(content.len().to_string()),
     };
+    let mut instance = instance.file(stop_file, stop_text.into_bytes());
+    for (path, part) in files {
+        instance = instance.file(path, part.into_bytes());
+    }
     instance
-        .file(file, text.into_bytes())
-        .file(stop_file, stop_text.into_bytes())
 }
