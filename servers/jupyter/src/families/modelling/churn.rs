@@ -16,7 +16,7 @@ use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes};
 use crate::predictions::{Metric, PredictionGrader, Truth};
 use crate::tasks::{Grader, TaskKind};
 
-use super::PREDICTIONS;
+use super::{PREDICTIONS, closing};
 
 pub(super) const FAMILY: Family = Family {
     name: "churn",
@@ -157,18 +157,39 @@ fn generate(g: &mut Gen) -> Instance {
     } else {
         ""
     };
+    let opening = match g.index(4) {
+        0 => "Your home directory holds customers.csv: a subscription service's customers",
+        1 => "In your home directory, customers.csv lists a subscription service's customers",
+        2 => {
+            "The file customers.csv in your home directory describes a subscription service's \
+              customers"
+        }
+        _ => {
+            "A subscription service exported its customers to customers.csv, in your home \
+              directory"
+        }
+    };
+    let task = match g.index(3) {
+        0 => {
+            "Train a classifier and predict, for every customer in held_out.csv, whether they \
+              left."
+        }
+        1 => {
+            "Fit a classifier to the customers, then predict whether each customer in \
+              held_out.csv left."
+        }
+        _ => "Using the customers, predict for every customer in held_out.csv whether they left.",
+    };
     let prompt = format!(
-        "Your home directory holds customers.csv: a subscription service's customers with \
-         customer_id, tenure_months, plan, contract (monthly or annual), monthly_charge \
-         (dollars), billing, support_calls, autopay (yes/no) and churned (yes/no: whether they \
-         left). held_out.csv has the same columns for other customers, without churned.{dirty} \
-         Train a classifier and predict, for every customer in held_out.csv, whether they left. \
-         Write predictions.csv with a header and the columns id (the customer_id) and \
-         prediction (yes or no), one row per held-out customer. It is scored by accuracy on \
-         the true outcomes (which only the grader has): 0 at the accuracy of giving everyone \
-         the most common answer, 1 at that of the churn rule behind the data; {THRESHOLD} or \
-         more is a success. Then call final_answer with the word done (the answer is not \
-         graded)."
+        "{opening}, with customer_id, tenure_months, plan, contract (monthly or annual), \
+         monthly_charge (dollars), billing, support_calls, autopay (yes/no) and churned (yes/no: \
+         whether they left). held_out.csv has the same columns for other customers, without \
+         churned.{dirty} {task} Write predictions.csv with a header and the columns id (the \
+         customer_id) and prediction (yes or no), one row per held-out customer. It is scored \
+         by accuracy on the true outcomes (which only the grader has): 0 at the accuracy of \
+         giving everyone the most common answer, 1 at that of the churn rule behind the data; \
+         {THRESHOLD} or more is a success. {}",
+        closing(g)
     );
     let grader = PredictionGrader {
         file: PREDICTIONS.into(),

@@ -17,7 +17,7 @@ use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes};
 use crate::predictions::{Metric, PredictionGrader, Truth};
 use crate::tasks::{Grader, TaskKind};
 
-use super::PREDICTIONS;
+use super::{PREDICTIONS, closing};
 
 pub(super) const FAMILY: Family = Family {
     name: "demand-forecast",
@@ -125,15 +125,33 @@ fn attempt(g: &mut Gen) -> (Instance, bool) {
     } else {
         ""
     };
+    let opening = match g.index(4) {
+        0 => "Your home directory holds sales_history.csv: a shop's units sold per day",
+        1 => "In your home directory, sales_history.csv lists a shop's units sold per day",
+        2 => "The file sales_history.csv in your home directory records a shop's daily sales",
+        _ => "A shop's daily sales are in sales_history.csv, in your home directory",
+    };
+    let task = match g.index(3) {
+        0 => format!(
+            "Forecast the units sold (each) on each day of future.csv, the {HORIZON} days after \
+             the history."
+        ),
+        1 => format!(
+            "Predict how many units (each) will sell on each day of future.csv, the {HORIZON} \
+             days after the history."
+        ),
+        _ => format!(
+            "future.csv lists the {HORIZON} days after the history: forecast the units sold \
+             (each) on each of them."
+        ),
+    };
     let prompt = format!(
-        "Your home directory holds sales_history.csv: a shop's units sold per day, with date \
-         (YYYY-MM-DD), units, unit and promo.{promo_text}{dirty} Forecast the units sold (each) \
-         on each day of future.csv, the {HORIZON} days after the history. Write \
-         predictions.csv with a header and the columns id (the date) and prediction, one row \
-         per day. It is scored by mean absolute error on the true sales (which only the grader \
-         has): 0 at the error of repeating the mean of the last {HORIZON} days, 1 at that of \
-         the demand rule behind the data; {THRESHOLD} or more is a success. Then call \
-         final_answer with the word done (the answer is not graded)."
+        "{opening}, with date (YYYY-MM-DD), units, unit and promo.{promo_text}{dirty} {task} \
+         Write predictions.csv with a header and the columns id (the date) and prediction, one \
+         row per day. It is scored by mean absolute error on the true sales (which only the \
+         grader has): 0 at the error of repeating the mean of the last {HORIZON} days, 1 at \
+         that of the demand rule behind the data; {THRESHOLD} or more is a success. {}",
+        closing(g)
     );
     let grader = PredictionGrader {
         file: PREDICTIONS.into(),

@@ -15,7 +15,7 @@ use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes};
 use crate::predictions::{Metric, PredictionGrader, Truth};
 use crate::tasks::{Grader, TaskKind};
 
-use super::{PREDICTIONS, rmse};
+use super::{PREDICTIONS, closing, rmse};
 
 pub(super) const FAMILY: Family = Family {
     name: "house-prices",
@@ -161,16 +161,26 @@ fn generate(g: &mut Gen) -> Instance {
     } else {
         ""
     };
+    let opening = match g.index(4) {
+        0 => "Your home directory holds sales.csv: past house sales",
+        1 => "In your home directory, sales.csv lists past house sales",
+        2 => "The file sales.csv in your home directory records past house sales",
+        _ => "An estate agent's past sales are in sales.csv, in your home directory",
+    };
+    let task = match g.index(3) {
+        0 => "Train a model on the sales and predict the price of every house in held_out.csv.",
+        1 => "Fit a model to the sales, then predict the price of each house in held_out.csv.",
+        _ => "Using the sales, predict what every house in held_out.csv sold for.",
+    };
     let prompt = format!(
-        "Your home directory holds sales.csv: past house sales with id, area (see area_unit), \
-         area_unit, rooms, age (years), district, garden (yes/no) and price. held_out.csv has the \
-         same columns for other houses, without the price.{missing}{dirty} Train a model on the \
-         sales and predict the price of every house in held_out.csv. Write predictions.csv \
-         with a header and the columns id and prediction, one row per held-out house. It is \
-         scored by root mean squared error on the true prices (which only the grader has): 0 \
-         at the error of predicting the average sale price, 1 at the error of the pricing rule \
-         behind the data; {THRESHOLD} or more is a success. Then call final_answer with the \
-         word done (the answer is not graded)."
+        "{opening}, with id, area (see area_unit), area_unit, rooms, age (years), district, \
+         garden (yes/no) and price. held_out.csv has the same columns for other houses, without \
+         the price.{missing}{dirty} {task} Write predictions.csv with a header and the columns \
+         id and prediction, one row per held-out house. It is scored by root mean squared error \
+         on the true prices (which only the grader has): 0 at the error of predicting the \
+         average sale price, 1 at the error of the pricing rule behind the data; {THRESHOLD} or \
+         more is a success. {}",
+        closing(g)
     );
     let grader = PredictionGrader {
         file: PREDICTIONS.into(),
