@@ -233,7 +233,7 @@ fn generate(g: &mut Gen) -> Instance {
         format!(
             " The log was rotated: its older entries are in {}, the highest number the oldest{}; \
              the question is about the whole log.",
-            names[..parts - 1].join(", "),
+            names[1..].join(", "),
             if hard {
                 ", and the .gz files are compressed with gzip"
             } else {
