@@ -31,5 +31,5 @@ fn closing(g: &mut Gen) -> &'static str {
         "Call final_answer with done once predictions.csv is written; the answer itself is not \
          graded.",
     ];
-    *g.pick(&FORMS)
+    FORMS[g.index(FORMS.len())]
 }
