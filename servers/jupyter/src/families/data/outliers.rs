@@ -1,18 +1,25 @@
 //! `outliers`: sensor readings; the values a stated rule flags (a z-score above a threshold
 //! with a stated standard deviation, or the IQR rule with stated quartiles), counted or
 //! summed, or the mean of the values the rule keeps.
+//!
+//! Levels: easy is one clean CSV; medium has more readings and sensor faults (readings of
+//! -999 or empty ones, to be left out of everything before the rule is applied); hard also
+//! lists some readings twice (one `reading_id`, counted once) and records each reading in
+//! one of two units (a `unit` column; the prompt gives the conversion), so that values must
+//! be converted before they are compared.
 
 use super::draw::{Attempt, draw};
 use super::stats::{mean, quantile, sd, sum};
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes, round};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, round};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
+use mcpgym_env::generate::wording;
 
 pub(super) const FAMILY: Family = Family {
     name: "outliers",
     kind: TaskKind::DataAnalysis,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "flag outliers by a stated z-score or IQR rule; count, sum or mean of the rest",
     generate,
 };
@@ -23,7 +30,16 @@ const FILES: &[&str] = &[
     "sensor_log.csv",
     "samples.csv",
 ];
-const QUANTITIES: &[&str] = &["value", "reading", "pressure", "voltage", "flow", "level"];
+/// Quantities: the column's name, its unit, and a smaller unit so many times finer (what a
+/// hard instance records some readings in).
+const QUANTITIES: &[(&str, &str, &str, f64)] = &[
+    ("pressure", "kPa", "Pa", 1000.0),
+    ("voltage", "V", "mV", 1000.0),
+    ("flow", "l/min", "ml/min", 1000.0),
+    ("level", "m", "cm", 100.0),
+    ("load", "kN", "N", 1000.0),
+    ("current", "A", "mA", 1000.0),
+];
 
 /// How far every value must stay from the rule's threshold, so that float rounding in another
 /// implementation cannot flip a verdict.
@@ -34,20 +50,23 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn attempt(g: &mut Gen) -> Attempt {
+    let level = g.level();
+    let (faulty, hard) = (level != Level::Easy, level == Level::Hard);
     let file = *g.pick(FILES);
-    let quantity = *g.pick(QUANTITIES);
-    let sensors: Vec<String> = (0..g.int(2, 5))
+    let (quantity, unit, small, factor) = *g.pick(QUANTITIES);
+    let sensors: Vec<String> = (0..level.pick(g.int(2, 5), g.int(3, 6), g.int(4, 8)))
         .map(|i| format!("{}{}", char::from(b'A' + i as u8), g.int(10, 99)))
         .collect();
-    let level = g.float(5.0, 900.0);
+    let typical = g.float(5.0, 900.0);
     let mut values: Vec<(usize, f64)> = Vec::new();
     let mut rows = Vec::new();
     let mut id = g.int(1, 5000);
     let centres: Vec<(f64, f64)> = sensors
         .iter()
-        .map(|_| (level * g.float(0.8, 1.2), level * g.float(0.02, 0.1)))
+        .map(|_| (typical * g.float(0.8, 1.2), typical * g.float(0.02, 0.1)))
         .collect();
-    for _ in 0..g.int(60, 300) {
+    let count = level.pick(g.int(60, 300), g.int(300, 700), g.int(700, 1500));
+    for _ in 0..count {
         let s = g.index(sensors.len());
         let (centre, spread) = centres[s];
         let value = if g.chance(0.03) {
@@ -58,12 +77,28 @@ fn attempt(g: &mut Gen) -> Attempt {
         };
         let value = round(value, 2);
         id += g.int(1, 3);
-        rows.push(vec![
-            format!("R{id}"),
-            sensors[s].clone(),
-            format!("{value:.2}"),
-        ]);
-        values.push((s, value));
+        // A fault (medium on): a reading that is not one, left out of everything.
+        let fault = faulty && g.chance(0.03);
+        let finer = !fault && hard && g.chance(0.3);
+        let text = if fault {
+            if g.chance(0.5) { "-999" } else { "" }.to_owned()
+        } else if finer {
+            // Exact: the value has two decimals and the factor is whole.
+            format!("{}", round(value * factor, 2))
+        } else {
+            format!("{value:.2}")
+        };
+        let mut row = vec![format!("R{id}"), sensors[s].clone(), text];
+        if hard {
+            row.push(if finer { small } else { unit }.to_owned());
+            if g.chance(0.04) {
+                rows.push(row.clone());
+            }
+        }
+        rows.push(row);
+        if !fault {
+            values.push((s, value));
+        }
     }
     let per_sensor = g.chance(0.5);
     let groups: Vec<Vec<usize>> = if per_sensor {
@@ -102,11 +137,11 @@ fn attempt(g: &mut Gen) -> Attempt {
              where sd is {deviation} and mean and sd are {scope}."
         )
     } else {
-        let factor = *g.pick(&[1.5, 1.5, 2.0]);
+        let iqr_factor = *g.pick(&[1.5, 1.5, 2.0]);
         for group in &groups {
             let column: Vec<f64> = group.iter().map(|&i| values[i].1).collect();
             let (q1, q3) = (quantile(&column, 0.25), quantile(&column, 0.75));
-            let (low, high) = (q1 - factor * (q3 - q1), q3 + factor * (q3 - q1));
+            let (low, high) = (q1 - iqr_factor * (q3 - q1), q3 + iqr_factor * (q3 - q1));
             for &i in group {
                 let x = values[i].1;
                 flagged[i] = x < low || x > high;
@@ -114,8 +149,8 @@ fn attempt(g: &mut Gen) -> Attempt {
             }
         }
         format!(
-            "A reading is an outlier when it is below Q1 - {factor:.1} × IQR or above Q3 + \
-             {factor:.1} × IQR (IQR = Q3 - Q1), where Q1 and Q3 are the 25th and 75th \
+            "A reading is an outlier when it is below Q1 - {iqr_factor:.1} × IQR or above Q3 + \
+             {iqr_factor:.1} × IQR (IQR = Q3 - Q1), where Q1 and Q3 are the 25th and 75th \
              percentiles by linear interpolation (numpy.percentile's default method), {scope}."
         )
     };
@@ -127,11 +162,46 @@ fn attempt(g: &mut Gen) -> Attempt {
         .filter(|&i| !flagged[i])
         .map(|i| values[i].1)
         .collect();
+
+    let mut header = vec!["reading_id", "sensor", quantity];
+    if hard {
+        header.push("unit");
+    }
+    let listed = header.join(", ");
+    let intro = match g.index(4) {
+        0 => format!("The file {file} in your home directory has one row per reading: {listed}."),
+        1 => format!("Your home directory holds {file}, one sensor reading a row ({listed})."),
+        2 => format!(
+            "In your home directory, {file} logs the readings of several sensors: {listed}."
+        ),
+        _ => {
+            format!("{file}, in your home directory, has the columns {listed}, one reading a row.")
+        }
+    };
+    let units = if hard {
+        format!(
+            " Each {quantity} is in the unit its unit column names, {unit} or {small} (1 {unit} \
+             = {factor:.0} {small}); work in {unit}. A reading may be listed twice (count each \
+             reading_id once)."
+        )
+    } else {
+        format!(" The {quantity} values are in {unit}.")
+    };
+    let faults = if faulty {
+        " A reading of -999 or an empty one is a sensor fault, not a reading: leave it out of \
+         everything, before the rule below."
+    } else {
+        ""
+    };
     let (question, grader, secret) = match g.index(3) {
         // A count is a small integer that any file of numbers holds somewhere, so it is not
         // marked secret; the other variants are.
         0 => (
-            "How many readings are outliers? Give the whole number.".to_owned(),
+            format!(
+                "{} {}",
+                wording::question(g, "the number of readings that are outliers"),
+                wording::precision(g, 0)
+            ),
             Grader::Numeric {
                 value: outliers.len() as f64,
                 rel_tol: 0.0,
@@ -144,8 +214,12 @@ fn attempt(g: &mut Gen) -> Attempt {
             let total = sum(&outliers);
             (
                 format!(
-                    "What is the sum of the {quantity} values of the outliers? Give it rounded \
-                     to 2 decimal places."
+                    "{} {}",
+                    wording::question(
+                        g,
+                        &format!("the sum of the {quantity} values of the outliers, in {unit}")
+                    ),
+                    wording::precision(g, 2)
                 ),
                 Grader::Numeric {
                     value: total,
@@ -159,8 +233,12 @@ fn attempt(g: &mut Gen) -> Attempt {
             let average = mean(&kept);
             (
                 format!(
-                    "Remove the outliers. What is the mean {quantity} of the remaining \
-                     readings? Give it rounded to 3 decimal places."
+                    "Remove the outliers. {} {}",
+                    wording::question(
+                        g,
+                        &format!("the mean {quantity} of the remaining readings, in {unit}")
+                    ),
+                    wording::precision(g, 3)
                 ),
                 Grader::Numeric {
                     value: average,
@@ -171,14 +249,8 @@ fn attempt(g: &mut Gen) -> Attempt {
             )
         }
     };
-    let mut instance = Instance::new(
-        format!(
-            "The file {file} in your home directory has one row per reading: reading_id, \
-             sensor, {quantity}. {rule} {question}"
-        ),
-        grader,
-    )
-    .file(file, csv_bytes(&["reading_id", "sensor", quantity], &rows));
+    let mut instance = Instance::new(format!("{intro}{units}{faults} {rule} {question}"), grader)
+        .file(file, csv_bytes(&header, &rows));
     if let Some(secret) = secret {
         instance = instance.secret(secret);
     }
