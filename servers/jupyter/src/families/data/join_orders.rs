@@ -11,6 +11,7 @@ use super::stats::{mean, sum};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, date_of, words};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
+use mcpgym_env::generate::wording;
 
 pub(super) const FAMILY: Family = Family {
     name: "join-orders",
@@ -142,13 +143,16 @@ fn attempt(g: &mut Gen) -> Attempt {
         .collect();
     let amounts: Vec<f64> = matched.iter().map(|m| m.1).collect();
     let questions = level.pick(2, 3, 3);
-    let (question, value) = match g.index(questions) {
+    // (a sentence of what to do first, if any; what is asked; its value)
+    let (step, asked, value) = match g.index(questions) {
         0 => (
-            format!("What is the total amount of the orders of {who}?"),
+            String::new(),
+            format!("the total amount of the orders of {who}"),
             sum(&amounts),
         ),
         1 => (
-            format!("What is the mean amount per order of the orders of {who}?"),
+            String::new(),
+            format!("the mean amount per order of the orders of {who}"),
             mean(&amounts),
         ),
         _ => {
@@ -161,10 +165,10 @@ fn attempt(g: &mut Gen) -> Attempt {
             }
             let totals: Vec<f64> = totals.iter().map(|t| t.1).collect();
             (
-                format!(
-                    "Take the orders of {who}, total the amounts per customer, and give the mean \
-                     of those per-customer totals (customers without such orders are left out)."
-                ),
+                format!("Take the orders of {who}, and total the amounts per customer. "),
+                "the mean of those per-customer totals (customers without such orders are left \
+                 out)"
+                    .to_owned(),
                 mean(&totals),
             )
         }
@@ -177,13 +181,23 @@ fn attempt(g: &mut Gen) -> Attempt {
     } else {
         ""
     };
+    let files = "customers.csv (customer_id, name, city, signup_date) and orders.csv \
+                 (order_id, customer_id, order_date, amount)";
+    let intro = match g.index(4) {
+        0 => format!("Your home directory holds {files}; dates are YYYY-MM-DD."),
+        1 => format!("A shop's data is in your home directory: {files}, with dates as YYYY-MM-DD."),
+        2 => format!("In your home directory are {files}; every date is YYYY-MM-DD."),
+        _ => format!("Two files are in your home directory, {files}; dates are YYYY-MM-DD."),
+    };
+    let ignored = match g.index(3) {
+        0 => "Orders whose customer_id is not in customers.csv are ignored.",
+        1 => "An order whose customer_id customers.csv does not list is left out.",
+        _ => "Ignore the orders of customer_ids that customers.csv does not have.",
+    };
+    let question = wording::question(g, &asked);
+    let precision = wording::precision(g, 2);
     let instance = Instance::new(
-        format!(
-            "Your home directory holds customers.csv (customer_id, name, city, signup_date) and \
-             orders.csv (order_id, customer_id, order_date, amount); dates are YYYY-MM-DD.{dirty} \
-             Orders whose customer_id is not in customers.csv are ignored. {question} \
-             Give the number rounded to 2 decimal places."
-        ),
+        format!("{intro}{dirty} {ignored} {step}{question} {precision}"),
         Grader::Numeric {
             value,
             rel_tol: 0.0,
