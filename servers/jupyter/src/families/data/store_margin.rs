@@ -18,6 +18,7 @@ use super::draw::{Attempt, Database, Sql, draw};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
+use mcpgym_env::generate::wording;
 use mcpgym_env::generate::words::MONTHS;
 
 pub(super) const FAMILY: Family = Family {
@@ -181,7 +182,7 @@ fn attempt(g: &mut Gen) -> Attempt {
     let questions = level.pick(1, 3, 3);
     let (question, value, sound) = match g.index(questions) {
         0 => (
-            format!("What was the gross margin, in dollars, of {scope}, both stores together?"),
+            format!("the gross margin, in dollars, of {scope}, both stores together"),
             (north.1 + south.1) as f64 / 100.0,
             true,
         ),
@@ -192,8 +193,8 @@ fn attempt(g: &mut Gen) -> Attempt {
             let edge = ((percent * 100.0).abs().fract() - 0.5).abs() > 0.02;
             (
                 format!(
-                    "What was the gross margin of {scope}, both stores together, as a \
-                     percentage of that revenue?"
+                    "the gross margin of {scope}, both stores together, as a percentage of \
+                     that revenue"
                 ),
                 percent,
                 revenue > 0 && edge,
@@ -201,8 +202,8 @@ fn attempt(g: &mut Gen) -> Attempt {
         }
         _ => (
             format!(
-                "By how many dollars did the north store's gross margin on {scope} exceed the \
-                 south store's (negative if it fell short)?"
+                "the amount, in dollars, by which the north store's gross margin on {scope} \
+                 exceeded the south store's (negative if it fell short)"
             ),
             (north.1 - south.1) as f64 / 100.0,
             true,
@@ -221,15 +222,27 @@ fn attempt(g: &mut Gen) -> Attempt {
     } else {
         ""
     };
+    let intro = match g.index(4) {
+        0 => "Your home directory holds the sales exports of two stores and their product catalog.",
+        1 => "Two stores' sales exports and their product catalog are in your home directory.",
+        2 => {
+            "In your home directory are the sales exports of two stores, north and south, and \
+              the catalog of the products they sell."
+        }
+        _ => {
+            "A retailer has left you its two stores' sales exports and its product catalog, \
+              in your home directory."
+        }
+    };
+    let question = wording::question(g, &question);
+    let precision = wording::precision(g, 2);
     let prompt = format!(
-        "Your home directory holds the sales exports of two stores and their product catalog. \
-         north_sales.csv has txn_id, date (YYYY-MM-DD), sku, qty and price (the unit price in \
+        "{intro} north_sales.csv has txn_id, date (YYYY-MM-DD), sku, qty and price (the unit price in \
          dollars). south_sales.csv is separated by semicolons, with Transaction, Sale Date \
          (DD/MM/YYYY), SKU, Quantity and Unit Price (cents). catalog.db is a SQLite database: \
          products(sku, name, category_id, unit_cost_cents) and categories(id, name). A sale's \
          revenue is quantity × unit price; its gross margin is quantity × (unit price − the \
-         product's unit cost).{returns_text}{dirty} {question} Give the number rounded to 2 \
-         decimal places."
+         product's unit cost).{returns_text}{dirty} {question} {precision}"
     );
     let catalog = Database::new("catalog.db")
         .table(
