@@ -365,23 +365,41 @@ fn attempt(g: &mut Gen) -> Attempt {
     } else {
         ""
     };
+    let count = warehouses.len();
+    let intro = match g.index(4) {
+        0 => format!("Your home directory holds the stock records of {count} warehouses."),
+        1 => format!("The stock records of {count} warehouses are in your home directory."),
+        2 => {
+            format!("In your home directory are a company's stock records for {count} warehouses.")
+        }
+        _ => format!("You have the stock records of {count} warehouses, in your home directory."),
+    };
+    let write = match g.index(4) {
+        0 => "Write report.json in your home directory",
+        1 => "Create the file report.json in your home directory",
+        2 => "Produce report.json, in your home directory",
+        _ => "Save a report as report.json in your home directory",
+    };
+    let close = match g.index(3) {
+        0 => "Then call final_answer; the text you give it is not graded, only report.json.",
+        1 => "When it is written, call final_answer: only report.json is graded, not the text.",
+        _ => "Finish by calling final_answer (its text is not graded; report.json is).",
+    };
     let prompt = format!(
-        "Your home directory holds the stock records of {} warehouses. stock.db is a SQLite \
+        "{intro} stock.db is a SQLite \
          database: warehouses(id, name), products(sku, description, unit_value_cents, \
          items_per_box, reorder_level) and opening_stock(warehouse_id, sku, qty), the stock in items at the \
          end of {}. receipts.csv has receipt_id, date, warehouse (its name), sku, quantity and \
          unit; shipments.json is an array of shipments, each with shipment_id, date, \
          warehouse_id, status and lines (each line a sku and a number of items shipped).{boxes}\
-         {dirty} Write report.json in your home directory: a JSON object with exactly the keys \
+         {dirty} {write}: a JSON object with exactly the keys \
          \"as_of\" (the string \"{}\"), \"warehouses\" and \"total_value\". \"warehouses\" is \
          an array with one object per warehouse, sorted by name, each with exactly the keys \
          \"name\", \"closing_stock\" (an object with every SKU of the products table as a key \
          and its stock in items at the end of {} as a JSON integer, 0 included), \
          \"{detail_key}\" ({detail_text}){value_text}. \"total_value\" is the value of all \
          the warehouses' closing stock, each item at its product's unit value, in dollars \
-         rounded to 2 decimal places. Movements dated after {} are left out. Then call \
-         final_answer; the text you give it is not graded, only report.json.",
-        warehouses.len(),
+         rounded to 2 decimal places. Movements dated after {} are left out. {close}",
         date_of(opening_day),
         date_of(as_of),
         date_of(as_of),
