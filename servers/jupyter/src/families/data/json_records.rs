@@ -78,7 +78,7 @@ fn attempt(g: &mut Gen) -> Attempt {
     let mut orders = Vec::new();
     let mut records = Vec::new();
     let mut id = g.int(1000, 50_000);
-    for _ in 0..level.pick(g.int(40, 160), g.int(150, 400), g.int(400, 900)) {
+    for _ in 0..level.pick(g.int(40, 160), g.int(120, 260), g.int(220, 400)) {
         id += g.int(1, 9);
         let customer = hard.then(|| g.index(customers.len()));
         let (city, tier) = match customer {
