@@ -8,6 +8,7 @@
 //! as cancelled (they count for nothing), and asks about a product or a month within a region.
 
 use super::draw::{Attempt, draw};
+use super::money::dollars;
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, words};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
@@ -250,18 +251,4 @@ fn scuffed(g: &mut Gen, name: &str, messy: bool) -> String {
             })
         }
     }
-}
-
-/// `amount` as text such as `$1,234.50`.
-fn dollars(amount: f64) -> String {
-    let cents = (amount * 100.0).round() as i64;
-    let whole = (cents / 100).to_string();
-    let mut grouped = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    format!("${grouped}.{:02}", cents % 100)
 }

@@ -55,6 +55,19 @@ const UNITS: &[(&str, &str, f64)] = &[
     ("l", "ml", 1000.0),
 ];
 
+/// One row as the files write it.
+struct Written {
+    id: i64,
+    /// The features' cells (blank or `NA` where not recorded).
+    features: Vec<String>,
+    /// The last feature's unit (hard only; else empty).
+    unit: String,
+    /// The target's cell.
+    target: String,
+    /// The cells of the columns the model leaves out.
+    extras: Vec<String>,
+}
+
 fn generate(g: &mut Gen) -> Instance {
     draw(g, attempt)
 }
@@ -97,8 +110,7 @@ fn attempt(g: &mut Gen) -> Attempt {
     // The complete rows' columns, as the fit sees them.
     let mut columns: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut y = Vec::new();
-    // Rows as written: (id, feature texts, unit text, target text, extras).
-    let mut written: Vec<(i64, Vec<String>, String, String, Vec<String>)> = Vec::new();
+    let mut written: Vec<Written> = Vec::new();
     let mut id = g.int(100, 5000);
     for _ in 0..n {
         id += g.int(1, 4);
@@ -149,7 +161,13 @@ fn attempt(g: &mut Gen) -> Attempt {
             }
             y.push(value);
         }
-        written.push((id, texts, unit_text, target_text, extra_texts));
+        written.push(Written {
+            id,
+            features: texts,
+            unit: unit_text,
+            target: target_text,
+            extras: extra_texts,
+        });
     }
     let fit = ols(&columns, &y);
     let model = if k == 1 {
@@ -211,7 +229,14 @@ fn attempt(g: &mut Gen) -> Attempt {
         header.extend(extras.iter().map(|e| e.to_string()));
         let mut feature_rows = Vec::new();
         let mut outcome_rows = Vec::new();
-        for (id, texts, unit, target_text, extra) in &written {
+        for Written {
+            id,
+            features: texts,
+            unit,
+            target: target_text,
+            extras: extra,
+        } in &written
+        {
             let mut row = vec![id.to_string()];
             row.extend(texts.iter().cloned());
             row.push(unit.clone());
@@ -261,7 +286,14 @@ fn attempt(g: &mut Gen) -> Attempt {
         header.push(target);
         let rows: Vec<Vec<String>> = written
             .iter()
-            .map(|(id, texts, _, target_text, extra)| {
+            .map(|row| {
+                let Written {
+                    id,
+                    features: texts,
+                    target: target_text,
+                    extras: extra,
+                    ..
+                } = row;
                 let mut row = vec![id.to_string()];
                 row.extend(texts.iter().cloned());
                 row.extend(extra.iter().cloned());

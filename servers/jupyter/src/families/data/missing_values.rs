@@ -7,6 +7,7 @@
 //! and may ask to fill a value with the median of its own city's values.
 
 use super::draw::{Attempt, draw};
+use super::money::thousands;
 use super::stats::{mean, median, sd, sum};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, round, words};
 use crate::tasks::{Grader, TaskKind};
@@ -238,18 +239,4 @@ fn token(g: &mut Gen, tokens: &[&str], messy: bool) -> String {
     } else {
         token.to_owned()
     }
-}
-
-/// `value` with two decimals and thousands separators: `12,345.60`.
-fn thousands(value: f64) -> String {
-    let text = format!("{value:.2}");
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, "00"));
-    let mut grouped = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    format!("{grouped}.{fraction}")
 }

@@ -8,6 +8,7 @@
 //! that is not a sale.
 
 use super::draw::{Attempt, draw};
+use super::money::dollars;
 use super::stats::{mean, sum};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, date_of, words};
 use crate::tasks::{Grader, TaskKind};
@@ -301,18 +302,4 @@ fn attempt(g: &mut Gen) -> Attempt {
         .setup(format!("{sheets_literal}{SETUP}"))
         .secret(format!("{value:.2}"));
     Attempt::new(instance, true)
-}
-
-/// `amount` as text such as `$1,234.50`.
-fn dollars(amount: f64) -> String {
-    let cents = (amount * 100.0).round() as i64;
-    let whole = (cents / 100).to_string();
-    let mut grouped = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    format!("${grouped}.{:02}", cents % 100)
 }
