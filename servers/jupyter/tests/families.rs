@@ -630,6 +630,7 @@ family_tests! {
     linear_system definite_integral ode_value prime_sums lattice_paths fix_function fix_script
     store_margin house_prices churn demand_forecast fix_package payroll_overtime
     sensor_exceedance inventory_report revenue_chart clinic_visits fleet_fuel survey_waves
+    shipping_delays
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
@@ -992,4 +993,89 @@ fn the_readme_lists_every_family() {
         let row = format!("| `{}` | {split} | {} |", family.name, family.about);
         assert!(readme.contains(&row), "README.md lacks the row {row}");
     }
+}
+
+/// Instances per level a naive solver is tried on.
+const NAIVE_PER_LEVEL: usize = 8;
+
+/// The family's reference solver with its cleaning steps skipped (the solver reads a global
+/// `NAIVE`, set here, and then skips them: time zones ignored, duplicates or bots kept) is
+/// wrong on nearly every instance of each level: the data makes every cleaning step matter.
+/// At most one instance in [`NAIVE_PER_LEVEL`] per level may come out right by chance.
+fn naive_solver_fails(name: &str) {
+    let family = FAMILIES.iter().find(|f| f.name == name).unwrap();
+    let scratch = std::env::temp_dir().join(format!("mcpgym-naive-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let naive = scratch.join("naive.py");
+    let source = std::fs::read_to_string(solver(family)).unwrap();
+    std::fs::write(&naive, format!("NAIVE = True\n{source}")).unwrap();
+    let mut tasks: Vec<Task> = Vec::new();
+    for level in Level::ALL {
+        for split in splits(family) {
+            tasks.extend(
+                instances(family, split, 200)
+                    .into_iter()
+                    .filter(|&n| Level::of(n) == level)
+                    .take(NAIVE_PER_LEVEL / 2)
+                    .map(|n| family.task(n).unwrap()),
+            );
+        }
+    }
+    let folder = |task: &Task| scratch.join(task.id().replace('/', "-"));
+    let jobs: Vec<Value> = tasks
+        .iter()
+        .map(|task| {
+            let (a, b) = (folder(task).join("a"), folder(task).join("b"));
+            json!({
+                "prompt": task.prompt(),
+                "solved": a,
+                "unsolved": b,
+                "setup_solved": task.setup_program(a.to_str().unwrap()),
+                "setup_unsolved": task.setup_program(b.to_str().unwrap()),
+            })
+        })
+        .collect();
+    let mut right = [0; 3];
+    let mut checks = Vec::new();
+    for (task, result) in tasks.iter().zip(drive(&jobs, Some(&naive))) {
+        assert!(result.get("error").is_none(), "{}: {result}", task.id());
+        let answer = result["answer"].as_str().unwrap_or_default();
+        let level = Level::of(task.id().rsplit('/').next().unwrap().parse().unwrap());
+        match grade(task, answer, folder(task).join("a").to_str().unwrap()) {
+            Grading::Done(verdict) => right[level as usize] += usize::from(verdict.is_correct()),
+            Grading::Check(program) => checks.push((level, program)),
+            Grading::Predictions(_) => panic!("{}: not a family of answers or reports", name),
+        }
+    }
+    let jobs: Vec<Value> = checks
+        .iter()
+        .enumerate()
+        .map(|(i, (_, program))| {
+            let spare = scratch.join(format!("spare-{i}"));
+            json!({
+                "prompt": "", "solved": spare.join("a"), "unsolved": spare.join("b"),
+                "setup_solved": "", "setup_unsolved": "", "check": program.source(),
+            })
+        })
+        .collect();
+    if !jobs.is_empty() {
+        for ((level, program), result) in checks.iter().zip(drive(&jobs, None)) {
+            let verdict = program.interpret(result["output"].as_str().unwrap_or_default(), Some(0));
+            right[*level as usize] += usize::from(verdict.is_correct());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    for level in Level::ALL {
+        assert!(
+            right[level as usize] <= 1,
+            "{name}: the naive solver was right on {} {level} instances",
+            right[level as usize]
+        );
+    }
+}
+
+#[test]
+fn shipping_delays_needs_time_zones_and_repeated_events() {
+    naive_solver_fails("shipping-delays");
 }

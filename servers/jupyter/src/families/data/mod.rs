@@ -1,7 +1,8 @@
 //! Families of data analysis: group-bys, joins, pivots, time series, outliers and regressions
-//! over generated CSV, JSON, Excel and Parquet files.
+//! over generated CSV, JSON, Excel, Parquet and SQLite files.
 
 mod clinic_visits;
+mod clock;
 mod draw;
 mod fleet_fuel;
 mod group_revenue;
@@ -17,6 +18,7 @@ mod payroll_overtime;
 mod pivot_excel;
 mod revenue_chart;
 mod sensor_exceedance;
+mod shipping_delays;
 mod stats;
 mod store_margin;
 mod strongest_correlation;
@@ -47,4 +49,5 @@ pub(super) static FAMILIES: &[Family] = &[
     clinic_visits::FAMILY,
     fleet_fuel::FAMILY,
     survey_waves::FAMILY,
+    shipping_delays::FAMILY,
 ];
