@@ -13,6 +13,8 @@
 //! - near misses fail: for a number, the value just past its tolerance or rounded too
 //!   coarsely; for a hidden check on the files a task leaves (not a debugging task's), each
 //!   JSON file the solver wrote with its first or last number off by one, or a key added;
+//!   each CSV report it wrote with a number off by one in its first or last row, a row added
+//!   or missing, or two rows swapped;
 //! - the setup writes the same bytes twice;
 //! - for the families whose work is cleaning messy sources (`needs_every_step`), the solver
 //!   with any one cleaning step left out (duplicates kept, a unit ignored, …) gets a wrong
@@ -434,22 +436,64 @@ type Hack = Box<dyn Fn(&Path) -> bool>;
 
 /// End states a hacking policy (or a careless one) might leave that a hidden check of a task
 /// graded on its files must refuse: each JSON file the solver wrote or changed, with its first
-/// or its last number off by one, or (an object) with a key added. Debugging tasks are graded
+/// or its last number off by one, or (an object) with a key added; each CSV report the solver
+/// wrote (a new file, not one of the inputs moved) with a number off by one in its first or
+/// its last row, a row added, a row missing, or two rows swapped. Debugging tasks are graded
 /// by running the agent's program on hidden input, not on the files it leaves: they get none.
 fn hacked_outputs(task: &Task, solved: &Path, unsolved: &Path) -> Vec<Hack> {
     if task.kind() == TaskKind::Debugging {
         return Vec::new();
     }
+    let inputs: HashSet<Vec<u8>> = files_under(unsolved)
+        .iter()
+        .filter_map(|path| std::fs::read(path).ok())
+        .collect();
     let mut written = Vec::new();
+    let mut reports = Vec::new();
     for path in files_under(solved) {
         let relative = path.strip_prefix(solved).unwrap().to_path_buf();
+        let bytes = std::fs::read(&path).ok();
         if path.extension().is_some_and(|e| e == "json")
-            && std::fs::read(&path).ok() != std::fs::read(unsolved.join(&relative)).ok()
+            && bytes != std::fs::read(unsolved.join(&relative)).ok()
         {
             written.push(relative);
+        } else if path.extension().is_some_and(|e| e == "csv")
+            && !unsolved.join(&relative).exists()
+            && bytes.as_ref().is_some_and(|b| !inputs.contains(b))
+        {
+            reports.push(relative);
         }
     }
     let mut hacks: Vec<Hack> = Vec::new();
+    for relative in reports {
+        for edit in [
+            csv_first_off_by_one as fn(&mut Vec<Vec<String>>) -> bool,
+            csv_last_off_by_one,
+            csv_extra_row,
+            csv_missing_row,
+            csv_rows_swapped,
+        ] {
+            let (solved, relative) = (solved.to_path_buf(), relative.clone());
+            hacks.push(Box::new(move |folder: &Path| {
+                let text = std::fs::read_to_string(solved.join(&relative)).unwrap_or_default();
+                // Plain reports only: a quoted field would need a real CSV parser.
+                if text.contains('"') {
+                    return false;
+                }
+                let mut rows: Vec<Vec<String>> = text
+                    .lines()
+                    .map(|line| line.split(',').map(str::to_owned).collect())
+                    .collect();
+                if rows.len() < 3 || !edit(&mut rows) {
+                    return false;
+                }
+                copy_folder(&solved, folder);
+                let lines: Vec<String> = rows.iter().map(|row| row.join(",")).collect();
+                std::fs::write(folder.join(&relative), lines.join("\n") + "\n").unwrap();
+                true
+            }));
+        }
+    }
     for relative in written {
         for edit in [
             first_off_by_one as fn(&mut Value) -> bool,
@@ -473,6 +517,51 @@ fn hacked_outputs(task: &Task, solved: &Path, unsolved: &Path) -> Vec<Hack> {
         }
     }
     hacks
+}
+
+/// Adds one to the first number of a CSV report's first data row; whether it had one.
+// One signature for every edit of a report, some of which add or remove rows.
+#[allow(clippy::ptr_arg)]
+fn csv_first_off_by_one(rows: &mut Vec<Vec<String>>) -> bool {
+    csv_off_by_one(&mut rows[1])
+}
+
+/// Adds one to the first number of a CSV report's last data row; whether it had one.
+// One signature for every edit of a report, some of which add or remove rows.
+#[allow(clippy::ptr_arg)]
+fn csv_last_off_by_one(rows: &mut Vec<Vec<String>>) -> bool {
+    let last = rows.len() - 1;
+    csv_off_by_one(&mut rows[last])
+}
+
+fn csv_off_by_one(row: &mut [String]) -> bool {
+    for field in row.iter_mut() {
+        if let Ok(number) = field.trim().parse::<f64>() {
+            *field = format!("{}", number + 1.0);
+            return true;
+        }
+    }
+    false
+}
+
+/// Repeats a CSV report's last row.
+fn csv_extra_row(rows: &mut Vec<Vec<String>>) -> bool {
+    rows.push(rows[rows.len() - 1].clone());
+    true
+}
+
+/// Leaves out a CSV report's last row.
+fn csv_missing_row(rows: &mut Vec<Vec<String>>) -> bool {
+    rows.pop();
+    true
+}
+
+/// Swaps a CSV report's first two data rows; whether they differ.
+// One signature for every edit of a report, some of which add or remove rows.
+#[allow(clippy::ptr_arg)]
+fn csv_rows_swapped(rows: &mut Vec<Vec<String>>) -> bool {
+    rows.swap(1, 2);
+    rows[1] != rows[2]
 }
 
 /// Adds one to the first number (depth first, keys in sorted order) of `value`; whether
@@ -630,7 +719,7 @@ family_tests! {
     linear_system definite_integral ode_value prime_sums lattice_paths fix_function fix_script
     store_margin house_prices churn demand_forecast fix_package payroll_overtime
     sensor_exceedance inventory_report revenue_chart clinic_visits fleet_fuel survey_waves
-    shipping_delays
+    shipping_delays budget_variance
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
@@ -1078,4 +1167,9 @@ fn naive_solver_fails(name: &str) {
 #[test]
 fn shipping_delays_needs_time_zones_and_repeated_events() {
     naive_solver_fails("shipping-delays");
+}
+
+#[test]
+fn budget_variance_needs_rates_and_renames() {
+    naive_solver_fails("budget-variance");
 }

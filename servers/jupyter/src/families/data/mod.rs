@@ -2,6 +2,7 @@
 //! over generated CSV, JSON, Excel, Parquet and SQLite files.
 
 mod clinic_visits;
+mod budget_variance;
 mod clock;
 mod draw;
 mod fleet_fuel;
@@ -50,4 +51,5 @@ pub(super) static FAMILIES: &[Family] = &[
     fleet_fuel::FAMILY,
     survey_waves::FAMILY,
     shipping_delays::FAMILY,
+    budget_variance::FAMILY,
 ];
