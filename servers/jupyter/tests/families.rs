@@ -719,7 +719,7 @@ family_tests! {
     linear_system definite_integral ode_value prime_sums lattice_paths fix_function fix_script
     store_margin house_prices churn demand_forecast fix_package payroll_overtime
     sensor_exceedance inventory_report revenue_chart clinic_visits fleet_fuel survey_waves
-    shipping_delays budget_variance
+    shipping_delays budget_variance web_sessions
 }
 
 /// Fixing some of a package's bugs pays some of the reward: the reference solver's fixes with
@@ -1172,4 +1172,9 @@ fn shipping_delays_needs_time_zones_and_repeated_events() {
 #[test]
 fn budget_variance_needs_rates_and_renames() {
     naive_solver_fails("budget-variance");
+}
+
+#[test]
+fn web_sessions_needs_offsets_and_bots_left_out() {
+    naive_solver_fails("web-sessions");
 }

@@ -39,6 +39,14 @@ pub(super) fn utc_iso(t: i64) -> String {
     format!("{date}T{h:02}:{m:02}:{s:02}Z")
 }
 
+/// `t` on the wall clock `offset` minutes ahead of UTC, as `YYYY-MM-DDTHH:MM:SS±HH:MM`.
+pub(super) fn offset_iso(t: i64, offset: i64) -> String {
+    let (date, h, m, s) = parts(t + offset * 60);
+    let sign = if offset < 0 { '-' } else { '+' };
+    let (oh, om) = (offset.abs() / 60, offset.abs() % 60);
+    format!("{date}T{h:02}:{m:02}:{s:02}{sign}{oh:02}:{om:02}")
+}
+
 /// `t` on the wall clock `offset` minutes ahead of UTC, as `YYYY-MM-DD HH:MM`.
 pub(super) fn local_minute(t: i64, offset: i64) -> String {
     let (date, h, m, _) = parts(t + offset * 60);
@@ -64,6 +72,9 @@ mod tests {
     fn instants_are_written_in_each_form() {
         let t = YEAR_2024 + 59 * DAY + 13 * 3600 + 5 * 60 + 7;
         assert_eq!(utc_iso(t), "2024-02-29T13:05:07Z");
+        assert_eq!(offset_iso(t, 345), "2024-02-29T18:50:07+05:45");
+        assert_eq!(offset_iso(t, -600), "2024-02-29T03:05:07-10:00");
+        assert_eq!(offset_iso(t, 0), "2024-02-29T13:05:07+00:00");
         assert_eq!(local_minute(t, 660), "2024-03-01 00:05");
         assert_eq!(local_minute_day_first(t, -840), "28/02/2024 23:05");
     }

@@ -26,6 +26,7 @@ mod strongest_correlation;
 mod survey_waves;
 mod time_series;
 mod top_customer;
+mod web_sessions;
 
 use super::Family;
 
@@ -52,4 +53,5 @@ pub(super) static FAMILIES: &[Family] = &[
     survey_waves::FAMILY,
     shipping_delays::FAMILY,
     budget_variance::FAMILY,
+    web_sessions::FAMILY,
 ];
