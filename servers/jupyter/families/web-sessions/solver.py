@@ -4,11 +4,12 @@ import sqlite3
 
 import pandas as pd
 
-# Set to True by the family test's naive run: wall clocks read as UTC, bots kept.
-NAIVE = globals().get("NAIVE", False)
+# Cleaning steps the family test's naive runs skip: "offsets" (wall clocks read as UTC) or
+# "bots" (bots' events kept).
+SKIP: set[str] = globals().get("SKIP", set())
 
 clicks = pd.read_json("clicks.jsonl", lines=True, dtype={"ts": str})
-if NAIVE:
+if "offsets" in SKIP:
     clicks["time"] = pd.to_datetime(clicks["ts"].str[:19], format="%Y-%m-%dT%H:%M:%S")
 else:
     clicks["time"] = pd.to_datetime(clicks["ts"], utc=True, format="ISO8601").dt.tz_localize(None)
@@ -29,7 +30,7 @@ events = pd.concat(events, ignore_index=True)
 
 with open("bots.txt") as f:
     bots = {line.strip().lower() for line in f if line.strip() and not line.startswith("#")}
-if not NAIVE:
+if "bots" not in SKIP:
     events = events[~events["agent"].str.strip().str.lower().isin(bots)]
 
 events = events.sort_values(["user_id", "time"]).reset_index(drop=True)

@@ -10,8 +10,9 @@
 //!   previewer, a monitor) fetches pages with a user's cookie, inside or just after the user's
 //!   sessions, so kept it joins sessions and changes their pages.
 //!
-//! The generator redraws an instance until reading the wall clock without its offset and
-//! keeping the bots gives a wrong answer.
+//! The generator redraws an instance until reading the wall clocks without their offsets
+//! gives a wrong answer, and so does keeping the bots (some fetch at any hour, making
+//! sessions of their own).
 //!
 //! Levels: easy has a dozen users and a plain bots list; medium has more users and sessions,
 //! comments and blank lines in the bots list and the funnel question; hard has many users, a
@@ -332,6 +333,17 @@ fn attempt(g: &mut Gen) -> Attempt {
             // The next visit: from 40 minutes to a day and a half later.
             t = end + g.int(40 * 60, 36 * 3600);
         }
+        // A monitor checking a page the user bookmarked, at any hour.
+        for _ in 0..g.int(0, level.pick(2, 2, 3)) {
+            events.push(Event {
+                user: u,
+                t: window + g.int(0, 14 * 24 * 3600),
+                offset: *g.pick(OFFSETS),
+                page: PAGES[g.index(PAGES.len())],
+                bot: true,
+                app: false,
+            });
+        }
     }
     // Distinct instants per user, so that time order is never a tie.
     events.sort_by_key(|e| (e.user, e.t));
@@ -343,8 +355,10 @@ fn attempt(g: &mut Gen) -> Attempt {
 
     let humans: Vec<Event> = events.iter().filter(|e| !e.bot).cloned().collect();
     let truth = sessions(&humans, |e| e.t);
-    // Wall clocks read as UTC, bots kept; the app's epoch times read right either way.
-    let naive = sessions(&events, |e| if e.app { e.t } else { e.t + e.offset * 60 });
+    // The sessions of a solver that skips one step: that keeps the bots, or that reads wall
+    // clocks as UTC (the app's epoch times read right either way).
+    let with_bots = sessions(&events, |e| e.t);
+    let wall_clocks = sessions(&humans, |e| if e.app { e.t } else { e.t + e.offset * 60 });
 
     let shapes: &[Shape] = if easy {
         &[Shape::MedianLength, Shape::LastPage, Shape::Count]
@@ -362,17 +376,16 @@ fn attempt(g: &mut Gen) -> Attempt {
         1 => Cohort::Plan(g.index(PLANS.len())),
         _ => Cohort::Country(*g.pick(&countries)),
     };
-    let (mine, naive_mine): (Vec<&Session>, Vec<&Session>) = (
-        truth
+    let of = |all: &[Session]| -> Option<Answer> {
+        let mine: Vec<&Session> = all
             .iter()
             .filter(|s| cohort.holds(&users[s.user]))
-            .collect(),
-        naive
-            .iter()
-            .filter(|s| cohort.holds(&users[s.user]))
-            .collect(),
-    );
-    let (Some(right), Some(wrong)) = (answer(shape, &mine), answer(shape, &naive_mine)) else {
+            .collect();
+        answer(shape, &mine)
+    };
+    let (Some(right), Some(bots_kept), Some(offsets_lost)) =
+        (of(&truth), of(&with_bots), of(&wall_clocks))
+    else {
         return Attempt::new(Instance::new("", Grader::Exact(String::new())), false);
     };
     let decimals = match shape {
@@ -380,10 +393,11 @@ fn attempt(g: &mut Gen) -> Attempt {
         Shape::MedianLength => 2,
         _ => 0,
     };
-    let sound = match (&right, &wrong) {
+    let differs = |wrong: &Answer| match (&right, wrong) {
         (Answer::Number(a), Answer::Number(b)) => (a - b).abs() > half_unit(decimals),
         (a, b) => a != b,
     };
+    let sound = differs(&bots_kept) && differs(&offsets_lost);
     if !sound {
         return Attempt::new(Instance::new("", Grader::Exact(String::new())), false);
     }
