@@ -1139,7 +1139,9 @@ fn naive_solver_fails(name: &str, skipped: &[&str]) {
         match grade(task, answer, folder(task).join("a").to_str().unwrap()) {
             Grading::Done(verdict) => right[level as usize] += usize::from(verdict.is_correct()),
             Grading::Check(program) => checks.push((level, program)),
-            Grading::Predictions(_) => panic!("{}: not a family of answers or reports", name),
+            Grading::Predictions(_) | Grading::Chart(_) => {
+                panic!("{}: not a family of answers or reports", name)
+            }
         }
     }
     let jobs: Vec<Value> = checks

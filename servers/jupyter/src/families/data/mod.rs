@@ -1,8 +1,8 @@
 //! Families of data analysis: group-bys, joins, pivots, time series, outliers and regressions
 //! over generated CSV, JSON, Excel, Parquet and SQLite files.
 
-mod clinic_visits;
 mod budget_variance;
+mod clinic_visits;
 mod clock;
 mod draw;
 mod fleet_fuel;
