@@ -31,6 +31,36 @@ for args in inputs:
     child_check(module, &runner, calls, &expected, tolerance, "hidden tests")
 }
 
+/// A check that runs several functions of the agent's module file `module` (in the home
+/// folder): each call is a function's name, its argument list and the value it must return
+/// (numbers within `tolerance`, relative or absolute); a call that raises never matches. See
+/// [`child_check`].
+pub fn functions_check(module: &str, calls: &[(&str, Value, Value)], tolerance: f64) -> String {
+    let runner = r#"results = []
+for name, args in inputs:
+    try:
+        results.append(["ok", getattr(module, name)(*args)])
+    except Exception as error:
+        results.append(["raised", type(error).__name__])"#;
+    let (inputs, expected): (Vec<Value>, Vec<Value>) = calls
+        .iter()
+        .map(|(name, args, want)| {
+            (
+                Value::from(vec![Value::from(*name), args.clone()]),
+                Value::from(vec![Value::from("ok"), want.clone()]),
+            )
+        })
+        .unzip();
+    child_check(
+        module,
+        runner,
+        &inputs,
+        &expected,
+        tolerance,
+        "hidden tests",
+    )
+}
+
 /// A check that imports the agent's module file `module` (in the home folder) in a child
 /// process, runs `runner` there on the hidden `inputs`, and compares the `results` list it
 /// builds with `expected`, one element per input (numbers within `tolerance`, relative or

@@ -34,7 +34,7 @@ use mcpgym_env::{Split, TaskFamily};
 
 pub use mcpgym_env::generate::{FamilySplit, TEST, TRAIN};
 
-pub use checks::{child_check, function_check};
+pub use checks::{child_check, function_check, functions_check};
 pub use instance::{Instance, csv_bytes};
 pub(crate) use mcpgym_env::generate::words;
 pub use mcpgym_env::generate::{Gen, Level, date_of, round};

@@ -8,11 +8,12 @@
 //! combined. Levels change the work: an easy module holds one function with one bug, a
 //! medium one two functions with three bugs between them, a hard one three functions with
 //! five. The hidden check calls every function of the module on inputs it has never seen,
-//! which always include the cases that expose each of its bugs ([`child_check`]).
+//! which always include the cases that expose each of its bugs
+//! ([`crate::families::functions_check`]).
 
 use serde_json::{Value, json};
 
-use crate::families::child_check;
+use crate::families::functions_check;
 use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 
@@ -482,83 +483,23 @@ fn generate(g: &mut Gen) -> Instance {
     );
     let sources: Vec<&str> = drawn.iter().map(|d| d.source.as_str()).collect();
     let text = format!("{header}{}", sources.join("\n\n"));
-    let (inputs, expected): (Vec<Value>, Vec<Value>) = drawn
+    let calls: Vec<(&str, Value, Value)> = drawn
         .iter()
         .flat_map(|d| {
             d.calls
                 .iter()
-                .map(|(args, want)| (json!([d.name, args]), json!(["ok", want])))
+                .map(|(args, want)| (d.name, args.clone(), want.clone()))
         })
-        .unzip();
+        .collect();
     let names: Vec<&str> = drawn.iter().map(|d| d.name).collect();
-    let prompt = prompt(g, module, &names);
+    let prompt = super::debug_prompt(g, module, &names, "function");
     Instance::new(
         prompt,
         Grader::Check {
-            code: child_check(module, RUNNER, &inputs, &expected, 1e-9, "hidden tests"),
+            code: functions_check(module, &calls, 1e-9),
         },
     )
     .file(module, text.into_bytes())
-}
-
-/// Calls each named function of the agent's module on its arguments; what a call gave is
-/// compared whole: `["ok", value]`, or `["raised", name]`, which never matches.
-const RUNNER: &str = r#"results = []
-for name, args in inputs:
-    try:
-        results.append(["ok", getattr(module, name)(*args)])
-    except Exception as error:
-        results.append(["raised", type(error).__name__])"#;
-
-/// The task's prompt, in one of many wordings; the module and the functions' names (in
-/// backticks) are what a solver reads.
-fn prompt(g: &mut Gen, module: &str, names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    let listed = match quoted.as_slice() {
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-        [] => unreachable!("a module has a function"),
-    };
-    let one = names.len() == 1;
-    let defines = if one {
-        listed.clone()
-    } else {
-        format!("the functions {listed}")
-    };
-    let opening = match g.index(4) {
-        0 => format!("The module {module} in your home directory defines {defines}."),
-        1 => format!("In your home directory, the module {module} defines {defines}."),
-        2 => format!("Your home directory holds the module {module}, which defines {defines}."),
-        _ => format!("There is a module {module} in your home directory; it defines {defines}."),
-    };
-    let fault = if one {
-        *g.pick(&[
-            "It has a bug: it does not do what its docstring says.",
-            "Its docstring is right, but its code has a bug.",
-            "A bug makes it disagree with its docstring on some inputs.",
-        ])
-    } else {
-        *g.pick(&[
-            "Some of them have bugs: they do not do what their docstrings say.",
-            "Their docstrings are right, but some of their code has bugs.",
-            "Bugs make some of them disagree with their docstrings on some inputs.",
-        ])
-    };
-    let fix = *g.pick(&[
-        "Fix the code so that every function does what its docstring says, keeping the names and parameters.",
-        "Repair the module: each function must match its docstring; do not rename functions or change their parameters.",
-        "Make the code agree with the docstrings without changing any function's name or parameters.",
-    ]);
-    let hidden = *g.pick(&[
-        "Hidden tests will call the functions on other inputs.",
-        "Hidden tests, on inputs you have not seen, decide whether it is fixed.",
-    ]);
-    let close = *g.pick(&[
-        "Then call final_answer with \"done\".",
-        "When you have finished, call final_answer with \"done\".",
-        "Finish by calling final_answer with \"done\".",
-    ]);
-    format!("{opening} {fault} {fix} {hidden} {close}")
 }
 
 /// `len` integers in `low..=high`.

@@ -63,6 +63,53 @@ fn reveals(instance: &Instance) -> bool {
             .any(|(_, bytes)| bytes.windows(secret.len()).any(|w| w == secret))
 }
 
+/// The prompt of a debugging task on the module `module` whose functions `names` (of the
+/// kind `noun`, such as "parser") have bugs, in one of many wordings. The module and the
+/// functions' names (in backticks, and nothing else in backticks) are what a solver reads.
+fn debug_prompt(g: &mut Gen, module: &str, names: &[&str], noun: &str) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let one = names.len() == 1;
+    let defines = match quoted.as_slice() {
+        [only] => format!("{only}, a {noun}"),
+        [init @ .., last] => format!("the {noun}s {} and {last}", init.join(", ")),
+        [] => unreachable!("a module has a function"),
+    };
+    let opening = match g.index(4) {
+        0 => format!("The module {module} in your home directory defines {defines}."),
+        1 => format!("In your home directory, the module {module} defines {defines}."),
+        2 => format!("Your home directory holds the module {module}, which defines {defines}."),
+        _ => format!("There is a module {module} in your home directory; it defines {defines}."),
+    };
+    let fault = if one {
+        *g.pick(&[
+            "It has a bug: it does not do what its docstring says for every input.",
+            "Its docstring is right, but its code has a bug.",
+            "A bug makes it disagree with its docstring on some inputs.",
+        ])
+    } else {
+        *g.pick(&[
+            "They have bugs: they do not do what their docstrings say for every input.",
+            "Their docstrings are right, but their code has bugs.",
+            "Bugs make each of them disagree with its docstring on some inputs.",
+        ])
+    };
+    let fix = *g.pick(&[
+        "Fix the code so that every function does what its docstring says, keeping the names and parameters.",
+        "Repair the module: each function must match its docstring; do not rename functions or change their parameters.",
+        "Make the code agree with the docstrings without changing any function's name or parameters.",
+    ]);
+    let hidden = *g.pick(&[
+        "Hidden tests will call the functions on other inputs.",
+        "Hidden tests, on inputs you have not seen, decide whether it is fixed.",
+    ]);
+    let close = *g.pick(&[
+        "Then call final_answer with \"done\".",
+        "When you have finished, call final_answer with \"done\".",
+        "Finish by calling final_answer with \"done\".",
+    ]);
+    format!("{opening} {fault} {fix} {hidden} {close}")
+}
+
 /// `x` as Python would write a literal: integers without a fraction, others in the shortest
 /// form that reads back exactly.
 fn py_number(x: f64) -> String {
