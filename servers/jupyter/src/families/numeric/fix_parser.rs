@@ -1,13 +1,14 @@
-//! `fix-parser`: a module whose parsing function (durations, money amounts, dates, CSV lines)
-//! has a bug; fix it until hidden tests pass.
+//! `fix-parser`: a module of parsing functions (durations, money amounts, dates, CSV lines,
+//! key=value settings, 12-hour clock times), each with a bug; fix them until hidden tests pass.
 //!
-//! Each parser comes with one of three bugs, under a random name; the hidden tests always
-//! include inputs that expose each of its bugs, and run the agent's version in a child
-//! process ([`crate::families::function_check`]).
+//! Each parser comes with one of three bugs, under a random name. Levels change the work: an
+//! easy module holds one parser, a medium one two, a hard one three, each with its own bug.
+//! The hidden tests always include inputs that expose each bug, and run the agent's versions
+//! in a child process ([`crate::families::functions_check`]).
 
 use serde_json::{Value, json};
 
-use crate::families::function_check;
+use crate::families::functions_check;
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::tasks::{Grader, TaskKind};
 
@@ -15,8 +16,8 @@ pub(super) const FAMILY: Family = Family {
     name: "fix-parser",
     kind: TaskKind::Debugging,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
-    about: "debugging: fix a parsing function until its hidden tests pass",
+    levelled: true,
+    about: "debugging: fix a module's parsing functions (one to three) until their hidden tests pass",
     generate,
 };
 
@@ -31,37 +32,48 @@ struct Parser {
     expected: Vec<Value>,
 }
 
+/// The parsers of the pool, each drawn with the bug it is given (one of three).
+const PARSERS: [fn(&mut Gen, usize) -> Parser; 6] =
+    [duration, money, date, fields, key_values, clock_minutes];
+
 fn generate(g: &mut Gen) -> Instance {
     let module = *g.pick(MODULES);
-    let bug = g.index(3);
-    let parser = match g.index(4) {
-        0 => duration(g, bug),
-        1 => money(g, bug),
-        2 => date(g, bug),
-        _ => fields(g, bug),
-    };
-    let Parser {
-        name,
-        source,
-        calls,
-        expected,
-    } = parser;
+    // The level decides how many parsers the module holds, each with its own bug.
+    let count = g.level().pick(1, 2, 3);
+    let picked = g.sample(&(0..PARSERS.len()).collect::<Vec<_>>(), count);
+    let parsers: Vec<Parser> = picked
+        .iter()
+        .map(|&i| {
+            let bug = g.index(3);
+            PARSERS[i](g, bug)
+        })
+        .collect();
     let header = format!(
         "\"\"\"Parsers for the input files of the team's reports.\"\"\"\n\n# revision {}\n\n",
         g.int(100, 99_999)
     );
+    let sources: Vec<&str> = parsers.iter().map(|p| p.source.as_str()).collect();
+    let calls: Vec<(&str, Value, Value)> = parsers
+        .iter()
+        .flat_map(|p| {
+            p.calls
+                .iter()
+                .zip(&p.expected)
+                .map(|(args, want)| (p.name, args.clone(), want.clone()))
+        })
+        .collect();
+    let names: Vec<&str> = parsers.iter().map(|p| p.name).collect();
+    let prompt = super::debug_prompt(g, module, &names, "parser");
     Instance::new(
-        format!(
-            "The module {module} in your home directory defines `{name}`, a parser with a bug: \
-             it does not do what its docstring says for every input. Fix the function in \
-             {module} (keep its name and parameters) so that it does; hidden tests will call it \
-             on other inputs. Then call final_answer with \"done\"."
-        ),
+        prompt,
         Grader::Check {
-            code: function_check(module, name, &calls, &expected, 1e-9),
+            code: functions_check(module, &calls, 1e-9),
         },
     )
-    .file(module, format!("{header}{source}").into_bytes())
+    .file(
+        module,
+        format!("{header}{}", sources.join("\n\n")).into_bytes(),
+    )
 }
 
 const UNITS: [(char, i64); 4] = [('d', 86_400), ('h', 3_600), ('m', 60), ('s', 1)];
@@ -320,6 +332,123 @@ fn body_of_fields(doubled: bool, last: bool) -> String {
     format!(
         "    fields, field, quoted, i = [], \"\", False, 0\n    while i < len(line):\n        ch = line[i]\n        if quoted and ch == '\"':\n{quote}        elif quoted:\n            field += ch\n        elif ch == '\"':\n            quoted = True\n        elif ch == \",\":\n            fields.append(field)\n            field = \"\"\n        else:\n            field += ch\n        i += 1\n{end}"
     )
+}
+
+fn key_values(g: &mut Gen, bug: usize) -> Parser {
+    let name = *g.pick(&[
+        "parse_settings",
+        "key_values",
+        "parse_pairs",
+        "settings_dict",
+    ]);
+    let mut calls = Vec::new();
+    let mut expected = Vec::new();
+    for i in 0..12 {
+        let mut pairs = serde_json::Map::new();
+        let mut parts = Vec::new();
+        for k in 0..g.int(1, 5) {
+            let key = format!("{}{k}", g.word());
+            // The first call's values hold an '=', its parts spaces, and it ends in ';'.
+            let value = if i == 0 && k == 0 {
+                format!("{}={}", g.word(), g.int(1, 99))
+            } else {
+                match g.index(3) {
+                    0 => g.int(-99, 9999).to_string(),
+                    1 => g.word().to_owned(),
+                    _ => format!("{} {}", g.word(), g.word()),
+                }
+            };
+            let spaced = i == 0 || g.chance(0.4);
+            parts.push(if spaced {
+                format!(" {key} = {value} ")
+            } else {
+                format!("{key}={value}")
+            });
+            pairs.insert(key, json!(value));
+        }
+        let mut text = parts.join(";");
+        if i == 0 || g.chance(0.3) {
+            text.push(';');
+        }
+        calls.push(json!([text]));
+        expected.push(Value::Object(pairs));
+    }
+    let body = match bug {
+        0 => {
+            "    pairs = {}\n    for part in text.split(\";\"):\n        if part.strip():\n            key, value = part.split(\"=\")\n            pairs[key.strip()] = value.strip()\n    return pairs\n"
+        }
+        1 => {
+            "    pairs = {}\n    for part in text.split(\";\"):\n        if part.strip():\n            key, _, value = part.partition(\"=\")\n            pairs[key] = value\n    return pairs\n"
+        }
+        _ => {
+            "    pairs = {}\n    for part in text.split(\";\"):\n        key, _, value = part.partition(\"=\")\n        pairs[key.strip()] = value.strip()\n    return pairs\n"
+        }
+    };
+    let (key, value) = (g.word(), g.int(1, 500));
+    let source = format!(
+        "def {name}(text):\n    \"\"\"The settings in a line such as \"{key}={value}; mode = fast\", as a dict of strings.\n\n    Settings are separated by ';' (a trailing ';' or an empty setting adds nothing). Each\n    is a key, '=', and a value; the value is everything after the first '=' and may hold\n    '=' itself. Spaces around keys and values are not part of them.\n    Example: {name}(\"{key}={value}; mode = fast\") == {{\"{key}\": \"{value}\", \"mode\": \"fast\"}}\n    \"\"\"\n{body}"
+    );
+    Parser {
+        name,
+        source,
+        calls,
+        expected,
+    }
+}
+
+fn clock_minutes(g: &mut Gen, bug: usize) -> Parser {
+    let name = *g.pick(&[
+        "minutes_since_midnight",
+        "parse_clock",
+        "clock_to_minutes",
+        "time_of_day",
+    ]);
+    let mut calls = Vec::new();
+    let mut expected = Vec::new();
+    for i in 0..12 {
+        // The first calls: 12 am, 12 pm, a one-digit hour, capitals.
+        let hour = match i {
+            0 | 1 => 12,
+            2 => g.int(1, 9),
+            _ => g.int(1, 12),
+        };
+        let pm = match i {
+            0 => false,
+            1 | 3 => true,
+            _ => g.chance(0.5),
+        };
+        let minute = g.int(0, 59);
+        let half = if pm { "pm" } else { "am" };
+        let half = if i == 3 || g.chance(0.3) {
+            half.to_uppercase()
+        } else {
+            half.to_owned()
+        };
+        calls.push(json!([format!("{hour}:{minute:02} {half}")]));
+        expected.push(json!((hour % 12 + if pm { 12 } else { 0 }) * 60 + minute));
+    }
+    let body = match bug {
+        0 => {
+            "    clock, half = text.strip().lower().split()\n    hours, minutes = (int(part) for part in clock.split(\":\"))\n    if half == \"pm\":\n        hours += 12\n    return hours * 60 + minutes\n"
+        }
+        1 => {
+            "    clock, half = text.strip().split()\n    hours, minutes = (int(part) for part in clock.split(\":\"))\n    hours %= 12\n    if half == \"pm\":\n        hours += 12\n    return hours * 60 + minutes\n"
+        }
+        _ => {
+            "    text = text.strip().lower()\n    hours, minutes, half = int(text[0:2]), int(text[3:5]), text[-2:]\n    hours %= 12\n    if half == \"pm\":\n        hours += 12\n    return hours * 60 + minutes\n"
+        }
+    };
+    let (hour, minute) = (g.int(1, 11), g.int(10, 59));
+    let source = format!(
+        "def {name}(text):\n    \"\"\"The minutes since midnight of a 12-hour clock time such as \"{hour}:{minute} pm\".\n\n    The hour has one or two digits (1 to 12), the minutes two, then a space and am or pm\n    in either case. 12:xx am is just after midnight, 12:xx pm just after noon.\n    Example: {name}(\"{hour}:{minute} pm\") == {}\n    \"\"\"\n{body}",
+        (hour + 12) * 60 + minute
+    );
+    Parser {
+        name,
+        source,
+        calls,
+        expected,
+    }
 }
 
 #[cfg(test)]
