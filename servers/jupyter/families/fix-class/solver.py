@@ -1,7 +1,7 @@
 import re
 
-module = re.search(r"The module (\S+) in your home directory", PROMPT).group(1)
-name = re.search(r"defines the class `(\w+)`", PROMPT).group(1)
+module = re.search(r"(\w+\.py)", PROMPT).group(1)
+name = re.search(r"the class `(\w+)`", PROMPT).group(1)
 source = open(module).read()
 
 if "bank account" in source:

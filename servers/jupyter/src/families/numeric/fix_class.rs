@@ -1,5 +1,8 @@
 //! `fix-class` (held out): a small class (a bank account, an inventory, a bounded queue,
-//! running statistics) one of whose methods has a bug; fix it until hidden scenarios pass.
+//! running statistics) whose methods have bugs; fix it until hidden scenarios pass.
+//!
+//! Each class has three bugs it can be given, in different methods or lines; levels change
+//! the work: an easy class has one of them, a medium one two, a hard one all three.
 //!
 //! The hidden check builds the agent's class in a child process and calls its methods in
 //! sequences the agent has never seen ([`super::class_check::class_check`]); the expected
@@ -16,8 +19,8 @@ pub(super) const FAMILY: Family = Family {
     name: "fix-class",
     kind: TaskKind::Debugging,
     split: FamilySplit::TestOnly,
-    levelled: false,
-    about: "debugging: fix a class's method until hidden usage scenarios pass",
+    levelled: true,
+    about: "debugging: fix a class's methods (one to three bugs) until hidden usage scenarios pass",
     generate,
 };
 
@@ -68,7 +71,11 @@ struct Class {
 
 fn generate(g: &mut Gen) -> Instance {
     let module = *g.pick(MODULES);
-    let bug = g.index(3);
+    // Which of the class's three bugs it has: the level decides how many.
+    let mut bug = [false; 3];
+    for i in g.sample(&[0, 1, 2], g.level().pick(1, 2, 3)) {
+        bug[i] = true;
+    }
     let Class {
         name,
         source,
@@ -87,14 +94,9 @@ fn generate(g: &mut Gen) -> Instance {
         g.int(1, 9),
         g.int(0, 999)
     );
+    let prompt = prompt(g, module, name, bug.iter().filter(|b| **b).count());
     Instance::new(
-        format!(
-            "The module {module} in your home directory defines the class `{name}`, one of whose \
-             methods has a bug: the class does not behave as its docstring says. Fix the class \
-             in {module} (keep its name, its methods and their parameters) so that it does; \
-             hidden tests will create objects of the class and call their methods in other \
-             sequences. Then call final_answer with \"done\"."
-        ),
+        prompt,
         Grader::Check {
             code: class_check(module, name, &calls, &expected, 1e-7),
         },
@@ -102,18 +104,61 @@ fn generate(g: &mut Gen) -> Instance {
     .file(module, format!("{header}{source}").into_bytes())
 }
 
-fn account(g: &mut Gen, bug: usize) -> Class {
+/// The task's prompt for the class `class` in `module` with `bugs` bugs, in one of many
+/// wordings; the module and the class's name (in backticks) are what a solver reads.
+fn prompt(g: &mut Gen, module: &str, class: &str, bugs: usize) -> String {
+    let opening = match g.index(4) {
+        0 => format!("The module {module} in your home directory defines the class `{class}`."),
+        1 => format!("In your home directory, the module {module} defines the class `{class}`."),
+        2 => format!("Your home directory holds {module}, which defines the class `{class}`."),
+        _ => format!("There is a module {module} in your home directory with the class `{class}`."),
+    };
+    let fault = if bugs == 1 {
+        *g.pick(&[
+            "One of its methods has a bug: the class does not behave as its docstring says.",
+            "Its docstring is right, but a bug in one method makes the class misbehave.",
+            "A bug in one of its methods makes it disagree with its docstring.",
+        ])
+    } else {
+        *g.pick(&[
+            "Its methods have bugs: the class does not behave as its docstring says.",
+            "Its docstring is right, but bugs in its methods make the class misbehave.",
+            "Several bugs make it disagree with its docstring.",
+        ])
+    };
+    let fix = *g.pick(&[
+        "Fix the class (keep its name, its methods and their parameters) so that it does what the docstring says.",
+        "Repair it so that it behaves as documented, without renaming it or changing its methods' parameters.",
+        "Make the class agree with its docstring; its name, methods and parameters stay as they are.",
+    ]);
+    let hidden = *g.pick(&[
+        "Hidden tests will create objects of the class and call their methods in other sequences.",
+        "Hidden scenarios you have not seen will build objects and call their methods.",
+    ]);
+    let close = *g.pick(&[
+        "Then call final_answer with \"done\".",
+        "When you have finished, call final_answer with \"done\".",
+        "Finish by calling final_answer with \"done\".",
+    ]);
+    format!("{opening} {fault} {fix} {hidden} {close}")
+}
+
+fn account(g: &mut Gen, bug: [bool; 3]) -> Class {
     let name = *g.pick(&["Account", "BankAccount", "Wallet", "Ledger"]);
-    let withdraw = match bug {
-        0 => {
-            "        if amount <= 0 or amount >= self._balance:\n            raise ValueError(\"cannot withdraw that amount\")\n        self._balance -= amount\n        self._history.append(-amount)\n"
-        }
-        1 => {
-            "        if amount <= 0 or amount > self._balance:\n            raise ValueError(\"cannot withdraw that amount\")\n        self._balance -= amount\n        self._history.append(amount)\n"
-        }
-        _ => {
-            "        self._history.append(-amount)\n        if amount <= 0 or amount > self._balance:\n            raise ValueError(\"cannot withdraw that amount\")\n        self._balance -= amount\n"
-        }
+    // The bugs: a withdrawal of the whole balance refused, withdrawals recorded as positive,
+    // refused withdrawals recorded too.
+    let refuse = if bug[0] { ">=" } else { ">" };
+    let record = format!(
+        "        self._history.append({}amount)\n",
+        if bug[1] { "" } else { "-" }
+    );
+    let check = format!(
+        "        if amount <= 0 or amount {refuse} self._balance:\n            raise ValueError(\"cannot withdraw that amount\")\n"
+    );
+    let withdraw = if bug[2] {
+        format!("{record}{check}        self._balance -= amount\n")
+    } else {
+        format!("{check}        self._balance -= amount\n{record}")
     };
     let (opening, deposit) = (g.int(0, 500), g.int(1, 300));
     let example = format!(
@@ -182,19 +227,19 @@ fn account(g: &mut Gen, bug: usize) -> Class {
     }
 }
 
-fn inventory(g: &mut Gen, bug: usize) -> Class {
+fn inventory(g: &mut Gen, bug: [bool; 3]) -> Class {
     let name = *g.pick(&["Inventory", "Stock", "Warehouse", "Pantry"]);
-    let add_return = if bug == 2 {
+    let add_return = if bug[2] {
         "quantity"
     } else {
         "self._counts[name]"
     };
-    let zero = if bug == 0 {
+    let zero = if bug[0] {
         ""
     } else {
         "        if self._counts[name] == 0:\n            del self._counts[name]\n"
     };
-    let total = if bug == 1 {
+    let total = if bug[1] {
         "len(self._counts)"
     } else {
         "sum(self._counts.values())"
@@ -284,15 +329,15 @@ fn inventory(g: &mut Gen, bug: usize) -> Class {
     }
 }
 
-fn queue(g: &mut Gen, bug: usize) -> Class {
+fn queue(g: &mut Gen, bug: [bool; 3]) -> Class {
     let name = *g.pick(&["BoundedQueue", "RingBuffer", "RecentItems", "Backlog"]);
-    let full = if bug == 1 { ">" } else { "==" };
-    let pop = if bug == 0 {
+    let full = if bug[1] { ">" } else { "==" };
+    let pop = if bug[0] {
         "self._items.pop()"
     } else {
         "self._items.pop(0)"
     };
-    let peek = if bug == 2 { "-1" } else { "0" };
+    let peek = if bug[2] { "-1" } else { "0" };
     let (first, second, third) = (g.int(1, 99), g.int(100, 499), g.int(500, 999));
     let example = format!(
         "    Example: q = {name}(2); after q.push({first}), q.push({second}), q.push({third}),\n        q.pop() returns {second}.\n"
@@ -362,16 +407,16 @@ fn queue(g: &mut Gen, bug: usize) -> Class {
     }
 }
 
-fn stats(g: &mut Gen, bug: usize) -> Class {
+fn stats(g: &mut Gen, bug: [bool; 3]) -> Class {
     let name = *g.pick(&["RunningStats", "Summary", "Tally", "Accumulator"]);
-    let max_start = if bug == 1 { "0" } else { "None" };
-    let max_update = if bug == 1 {
+    let max_start = if bug[1] { "0" } else { "None" };
+    let max_update = if bug[1] {
         "max(self._max, x)"
     } else {
         "x if self._max is None else max(self._max, x)"
     };
-    let mean = if bug == 2 { "//" } else { "/" };
-    let divisor = if bug == 0 {
+    let mean = if bug[2] { "//" } else { "/" };
+    let divisor = if bug[0] {
         "self._count"
     } else {
         "(self._count - 1)"
