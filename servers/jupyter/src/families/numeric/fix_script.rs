@@ -2,7 +2,8 @@
 //! fix it until it writes the right report for a hidden input.
 //!
 //! Three reports (totals per customer as CSV, a log summary as JSON, a ranking as text), each
-//! with one of three bugs. The hidden check writes a new input into an empty temporary folder,
+//! with three bugs it can be given, in different lines; levels change the work: an easy
+//! script has one of them, a medium one two, a hard one all three. The hidden check writes a new input into an empty temporary folder,
 //! runs the agent's script there in a child process, and compares the report it writes with
 //! the one computed here; the hidden input always exposes each of the template's bugs.
 
@@ -18,7 +19,7 @@ pub(super) const FAMILY: Family = Family {
     name: "fix-script",
     kind: TaskKind::Debugging,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "debugging: fix a report script until it writes the right report for hidden input",
     generate,
 };
@@ -56,7 +57,11 @@ struct Report {
 }
 
 fn generate(g: &mut Gen) -> Instance {
-    let bug = g.index(3);
+    // Which of the script's three bugs it has: the level decides how many.
+    let mut bug = [false; 3];
+    for i in g.sample(&[0, 1, 2], g.level().pick(1, 2, 3)) {
+        bug[i] = true;
+    }
     let report = match g.index(3) {
         0 => orders(g, bug),
         1 => log(g, bug),
@@ -72,20 +77,74 @@ fn generate(g: &mut Gen) -> Instance {
         form,
         ..
     } = report;
+    let bugs = bug.iter().filter(|b| **b).count();
+    let prompt = prompt(g, input, describe, output, bugs);
     Instance::new(
-        format!(
-            "The script report.py in your home directory reads {input} ({describe}) and should \
-             write {output} as its docstring describes, but it has a bug. Fix report.py so that \
-             it does what its docstring says. Hidden tests will run it as `python report.py` in \
-             a folder holding only report.py and a different {input}, and compare the {output} \
-             it writes with the expected report. Then call final_answer with \"done\"."
-        ),
+        prompt,
         Grader::Check {
             code: check(input, output, &hidden, &expected, form),
         },
     )
     .file("report.py", script.into_bytes())
     .file(input, visible.into_bytes())
+}
+
+/// The task's prompt, in one of many wordings (a solver reads the script's docstring).
+fn prompt(g: &mut Gen, input: &str, describe: &str, output: &str, bugs: usize) -> String {
+    let opening = match g.index(4) {
+        0 => format!(
+            "The script report.py in your home directory reads {input} ({describe}) and should \
+             write {output} as its docstring describes."
+        ),
+        1 => format!(
+            "In your home directory, report.py reads {input} ({describe}); its docstring says \
+             how it should write {output}."
+        ),
+        2 => format!(
+            "Your home directory holds report.py, a script that turns {input} ({describe}) into \
+             {output} as its docstring describes."
+        ),
+        _ => format!(
+            "There is a script report.py in your home directory: it should read {input} \
+             ({describe}) and write {output} as its docstring says."
+        ),
+    };
+    let fault = if bugs == 1 {
+        *g.pick(&[
+            "It has a bug.",
+            "A bug makes its report wrong.",
+            "Its docstring is right, but the code has a bug.",
+        ])
+    } else {
+        *g.pick(&[
+            "It has several bugs.",
+            "Bugs make its report wrong.",
+            "Its docstring is right, but the code has bugs.",
+        ])
+    };
+    let fix = *g.pick(&[
+        "Fix report.py so that it does what its docstring says.",
+        "Repair the script so that it writes the report its docstring describes.",
+        "Make report.py agree with its docstring.",
+    ]);
+    let hidden = g
+        .pick(&[
+            format!(
+                "Hidden tests will run it as `python report.py` in a folder holding only report.py \
+             and a different {input}, and compare the {output} it writes with the expected report."
+            ),
+            format!(
+                "Hidden tests run `python report.py` in a folder with only the script and another \
+             {input}, and compare its {output} with the right report."
+            ),
+        ])
+        .clone();
+    let close = *g.pick(&[
+        "Then call final_answer with \"done\".",
+        "When you have finished, call final_answer with \"done\".",
+        "Finish by calling final_answer with \"done\".",
+    ]);
+    format!("{opening} {fault} {fix} {hidden} {close}")
 }
 
 /// The hidden check: run the agent's script on `hidden` in an empty folder, compare its report.
@@ -146,21 +205,21 @@ finally:
     )
 }
 
-fn orders(g: &mut Gen, bug: usize) -> Report {
+fn orders(g: &mut Gen, bug: [bool; 3]) -> Report {
     let input = *g.pick(&["orders.csv", "purchases.csv", "invoices.csv"]);
     let output = *g.pick(&["totals.csv", "customer_totals.csv", "by_customer.csv"]);
     let (amount, order) = *g.pick(&[("amount", "order_id"), ("value", "id"), ("price", "number")]);
-    let add = if bug == 0 {
+    let add = if bug[0] {
         format!("float(row[\"{amount}\"])")
     } else {
         format!("totals.get(name, 0.0) + float(row[\"{amount}\"])")
     };
-    let skip = if bug == 2 {
+    let skip = if bug[2] {
         "    next(reader)  # skip the header\n"
     } else {
         ""
     };
-    let order_by = if bug == 1 {
+    let order_by = if bug[1] {
         "sorted(totals, key=totals.get)"
     } else {
         "sorted(totals)"
@@ -228,20 +287,20 @@ fn orders_input(g: &mut Gen, order: &str, amount: &str) -> (String, Value) {
 
 const LEVELS: &[&str] = &["INFO", "INFO", "INFO", "DEBUG", "WARNING", "ERROR"];
 
-fn log(g: &mut Gen, bug: usize) -> Report {
+fn log(g: &mut Gen, bug: [bool; 3]) -> Report {
     let input = *g.pick(&["server.log", "app.log", "service.log"]);
     let output = *g.pick(&["summary.json", "log_summary.json", "levels.json"]);
-    let count_total = if bug == 1 {
+    let count_total = if bug[1] {
         "        total += 1\n        if not line.strip():\n            continue\n"
     } else {
         "        if not line.strip():\n            continue\n        total += 1\n"
     };
-    let split = if bug == 0 {
+    let split = if bug[0] {
         "        parts = line.split()\n        level, message = parts[2], parts[3]\n"
     } else {
         "        _date, _time, level, message = line.split(\" \", 3)\n"
     };
-    let error = if bug == 2 {
+    let error = if bug[2] {
         "level != \"INFO\""
     } else {
         "level == \"ERROR\""
@@ -303,17 +362,19 @@ fn log_input(g: &mut Gen) -> (String, Value) {
     }
 }
 
-fn ranking(g: &mut Gen, bug: usize) -> Report {
+fn ranking(g: &mut Gen, bug: [bool; 3]) -> Report {
     let input = *g.pick(&["scores.txt", "results.txt", "points.txt"]);
     let output = *g.pick(&["ranking.txt", "leaderboard.txt", "standings.txt"]);
-    let key = match bug {
-        0 => "key=lambda r: (r[1], r[0]), reverse=True",
-        1 => "key=lambda r: (r[1], r[0])",
-        _ => "key=lambda r: (-r[1], r[0])",
+    // The bugs: ties in reverse alphabetical order, ranks from 0, scores compared as text.
+    let key = if bug[0] {
+        "key=lambda r: (r[1], r[0]), reverse=True"
+    } else {
+        "key=lambda r: (-r[1], r[0])"
     };
-    let start = if bug == 2 { "0" } else { "1" };
+    let start = if bug[1] { "0" } else { "1" };
+    let score = if bug[2] { "score" } else { "int(score)" };
     let script = format!(
-        "\"\"\"Ranking.\n\nReads {input}, where each non-blank line is a player's name and their score (a whole\nnumber), separated by a space. Writes {output}: one line per player, `RANK. NAME SCORE`,\nhighest score first; players with equal scores are listed in alphabetical order of their\nnames. Ranks are 1, 2, 3, ... down the list (equal scores still get different ranks).\n\"\"\"\n\nrows = []\nwith open(\"{input}\") as f:\n    for line in f:\n        if line.strip():\n            name, score = line.split()\n            rows.append((name, int(score)))\n\nrows.sort({key})\nwith open(\"{output}\", \"w\") as f:\n    for rank, (name, score) in enumerate(rows, {start}):\n        f.write(f\"{{rank}}. {{name}} {{score}}\\n\")\n"
+        "\"\"\"Ranking.\n\nReads {input}, where each non-blank line is a player's name and their score (a whole\nnumber), separated by a space. Writes {output}: one line per player, `RANK. NAME SCORE`,\nhighest score first; players with equal scores are listed in alphabetical order of their\nnames. Ranks are 1, 2, 3, ... down the list (equal scores still get different ranks).\n\"\"\"\n\nrows = []\nwith open(\"{input}\") as f:\n    for line in f:\n        if line.strip():\n            name, score = line.split()\n            rows.append((name, {score}))\n\nrows.sort({key})\nwith open(\"{output}\", \"w\") as f:\n    for rank, (name, score) in enumerate(rows, {start}):\n        f.write(f\"{{rank}}. {{name}} {{score}}\\n\")\n"
     );
     Report {
         input,
@@ -325,7 +386,8 @@ fn ranking(g: &mut Gen, bug: usize) -> Report {
     }
 }
 
-/// Scores whose ranking exposes each bug: a tie, and more than one player.
+/// Scores whose ranking exposes each bug: a tie, more than one player, and a one-digit score
+/// beside scores of more digits (text comparison puts "9" above "45").
 fn ranking_input(g: &mut Gen) -> (String, Value) {
     let players = g.subset(crate::families::words::FIRST_NAMES, 5, 14);
     let mut rows: Vec<(&str, i64)> = players.iter().map(|p| (*p, g.int(0, 150))).collect();
@@ -333,6 +395,13 @@ fn ranking_input(g: &mut Gen) -> (String, Value) {
     let (a, b) = (g.index(rows.len()), g.index(rows.len()));
     let b = if a == b { (b + 1) % rows.len() } else { b };
     rows[b].1 = rows[a].1;
+    let c = (0..rows.len()).find(|&c| c != a && c != b).unwrap_or(a);
+    rows[c].1 = g.int(0, 9);
+    if rows.iter().all(|r| r.1 < 10) {
+        // The tied pair moves up together, and stays tied.
+        rows[a].1 += 10;
+        rows[b].1 += 10;
+    }
     let text: String = rows.iter().map(|(n, s)| format!("{n} {s}\n")).collect();
     rows.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(y.0)));
     let lines: Vec<String> = rows
