@@ -14,6 +14,8 @@ mod ode_value;
 mod polynomial_root;
 mod prime_sums;
 
+use mcpgym_env::generate::wording;
+
 use super::{Family, Gen, Instance};
 
 /// This module's families.
@@ -61,6 +63,15 @@ fn reveals(instance: &Instance) -> bool {
             .files
             .iter()
             .any(|(_, bytes)| bytes.windows(secret.len()).any(|w| w == secret))
+}
+
+/// The question about `what` and how precise its answer is to be (`decimals` places), in
+/// one of the wordings of [`mcpgym_env::generate::wording`]: "Find the largest root. Round your
+/// answer to 6 decimal places."
+fn ask(g: &mut Gen, what: &str, decimals: u32) -> String {
+    let question = wording::question(g, what);
+    let precision = wording::precision(g, decimals);
+    format!("{question} {precision}")
 }
 
 /// The prompt of a debugging task on the module `module` whose functions `names` (of the
