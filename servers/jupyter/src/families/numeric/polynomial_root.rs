@@ -19,7 +19,7 @@ pub(super) const FAMILY: Family = Family {
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
     levelled: true,
-    about: "root finding: the one solution of an equation in an interval",
+    about: "root finding: solutions of an equation in an interval (the one there, or the smallest, largest or sum of several)",
     generate,
 };
 
