@@ -1,10 +1,15 @@
 //! `largest-eigenvalue` (held out): a symmetric matrix in a file; its largest (or smallest,
-//! or largest in absolute value) eigenvalue, to six decimals.
+//! or largest in absolute value, or second largest) eigenvalue, to six decimals.
+//!
+//! Levels change the work: an easy matrix is 3 × 3 to 6 × 6, written whole; a medium one
+//! 8 × 8 to 14 × 14, and may ask the second largest eigenvalue; a hard one 15 × 15 to 30 × 30,
+//! with only its upper triangle written (line i starts at the diagonal), so the matrix must
+//! be rebuilt before it is solved.
 //!
 //! The eigenvalues come from the cyclic Jacobi method, run until the off-diagonal part is
 //! negligible, on the values as written.
 
-use crate::families::{Family, FamilySplit, Gen, Instance};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -12,7 +17,7 @@ pub(super) const FAMILY: Family = Family {
     name: "largest-eigenvalue",
     kind: TaskKind::Numeric,
     split: FamilySplit::TestOnly,
-    levelled: false,
+    levelled: true,
     about: "linear algebra: an extreme eigenvalue of a symmetric matrix in a file",
     generate,
 };
@@ -22,7 +27,9 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn draw(g: &mut Gen) -> Option<Instance> {
-    let n = g.int(4, 14) as usize;
+    let level = g.level();
+    let n = level.pick(g.int(3, 6), g.int(8, 14), g.int(15, 30)) as usize;
+    let upper = level == Level::Hard;
     let decimals = g.int(1, 2) as usize;
     let scale = *g.pick(&[1.0, 5.0, 10.0, 50.0]);
     let mut a = vec![vec![0.0; n]; n];
@@ -31,21 +38,28 @@ fn draw(g: &mut Gen) -> Option<Instance> {
         a[i][j] = v;
         a[j][i] = v;
     }
-    let eigenvalues = jacobi(a.clone());
+    let mut eigenvalues = jacobi(a.clone());
+    eigenvalues.sort_by(f64::total_cmp);
     let largest = eigenvalues
         .iter()
         .copied()
         .fold(f64::NEG_INFINITY, f64::max);
     let smallest = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
-    let (question, answer) = match g.index(4) {
+    let kinds = if level == Level::Easy { 4 } else { 5 };
+    let (question, answer) = match g.index(kinds) {
         0 | 1 => (
             "its largest eigenvalue (the greatest, most positive one)",
             largest,
         ),
         2 => ("its smallest eigenvalue (the most negative one)", smallest),
-        _ => (
+        3 => (
             "its spectral radius (the largest absolute value of an eigenvalue)",
             largest.abs().max(smallest.abs()),
+        ),
+        _ => (
+            "its second largest eigenvalue (the largest but one, eigenvalues counted with \
+             multiplicity)",
+            eigenvalues[n - 2],
         ),
     };
     let (file, separator, layout) = *g.pick(&[
@@ -56,16 +70,30 @@ fn draw(g: &mut Gen) -> Option<Instance> {
     ]);
     let text: String = a
         .iter()
-        .map(|row| {
-            let cells: Vec<String> = row.iter().map(|v| format!("{v:.decimals$}")).collect();
+        .enumerate()
+        .map(|(i, row)| {
+            let from = if upper { i } else { 0 };
+            let cells: Vec<String> = row[from..]
+                .iter()
+                .map(|v| format!("{v:.decimals$}"))
+                .collect();
             format!("{}\n", cells.join(separator))
         })
         .collect();
+    let written = if upper {
+        format!(
+            "only its upper triangle is written: line i holds row i from the diagonal on, so \
+             the first line has {n} numbers and the last 1 ({layout})"
+        )
+    } else {
+        format!("one row per line ({layout})")
+    };
+    let asked = super::ask(g, question, 6);
     Some(
         Instance::new(
             format!(
-                "The file {file} in your home directory holds a symmetric {n} × {n} matrix, one \
-                 row per line ({layout}). What is {question}? Give it rounded to 6 decimal places."
+                "The file {file} in your home directory holds a symmetric {n} × {n} matrix; \
+                 {written}. {asked}"
             ),
             Grader::Numeric {
                 value: answer,
