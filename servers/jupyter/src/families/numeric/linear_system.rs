@@ -1,10 +1,16 @@
 //! `linear-system`: a generated system of linear equations in CSV files; one component of
 //! the solution (or their sum, or the largest), to six decimals.
 //!
+//! Levels change the work: an easy system has 3 to 6 unknowns, a medium one 8 to 15, both as
+//! a matrix with its right-hand side (one CSV with a header, or two without); a hard one has
+//! 15 to 30 unknowns, many zero coefficients, and comes as a long table (one row per non-zero
+//! coefficient, in no order) beside a table of right-hand sides, so it must be assembled
+//! before it is solved.
+//!
 //! The matrix is strictly diagonally dominant, so the system is well conditioned; the answer
 //! comes from Gaussian elimination with partial pivoting on the values as written.
 
-use crate::families::{Family, FamilySplit, Gen, Instance, csv_bytes};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
 
@@ -12,7 +18,7 @@ pub(super) const FAMILY: Family = Family {
     name: "linear-system",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "linear algebra: solve a system given in CSV files",
     generate,
 };
@@ -22,12 +28,14 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn draw(g: &mut Gen) -> Option<Instance> {
-    let n = g.int(3, 12) as usize;
+    let level = g.level();
+    let n = level.pick(g.int(3, 6), g.int(8, 15), g.int(15, 30)) as usize;
     let decimals = g.int(0, 1) as i32;
+    let sparse = level == Level::Hard;
     let mut a = vec![vec![0.0; n]; n];
     for (i, row) in a.iter_mut().enumerate() {
         for (j, cell) in row.iter_mut().enumerate() {
-            if i != j {
+            if i != j && !(sparse && g.chance(0.6)) {
                 *cell = g.money(-9.0, 9.0, decimals);
             }
         }
@@ -53,7 +61,44 @@ fn draw(g: &mut Gen) -> Option<Instance> {
         ),
     };
     let names: Vec<String> = (1..=n).map(|i| format!("x{i}")).collect();
-    let mut instance = if g.chance(0.5) {
+    let mut instance = if sparse {
+        let (coefficients, constants) = *g.pick(&[
+            ("coefficients.csv", "rhs.csv"),
+            ("entries.csv", "constants.csv"),
+            ("terms.csv", "right_sides.csv"),
+        ]);
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for (i, row) in a.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                if *v != 0.0 {
+                    rows.push(vec![(i + 1).to_string(), format!("x{}", j + 1), text(*v)]);
+                }
+            }
+        }
+        g.shuffle(&mut rows);
+        let mut sides: Vec<Vec<String>> = b
+            .iter()
+            .enumerate()
+            .map(|(i, v)| vec![(i + 1).to_string(), text(*v)])
+            .collect();
+        g.shuffle(&mut sides);
+        Instance::new(
+            format!(
+                "The files {coefficients} and {constants} in your home directory hold a system \
+                 of {n} linear equations in the unknowns x1 … x{n}, in long format: each row of \
+                 {coefficients} (columns equation, variable, coefficient) gives one coefficient \
+                 of one equation, and a coefficient with no row is 0; {constants} (columns \
+                 equation, value) gives each equation's right-hand side. Equation i says: sum \
+                 over j of its xj-coefficient × xj = its right-hand side.",
+            ),
+            Grader::Exact(String::new()),
+        )
+        .file(
+            coefficients,
+            csv_bytes(&["equation", "variable", "coefficient"], &rows),
+        )
+        .file(constants, csv_bytes(&["equation", "value"], &sides))
+    } else if g.chance(0.5) {
         let file = *g.pick(&["system.csv", "equations.csv", "linear_system.csv"]);
         let mut header: Vec<&str> = names.iter().map(String::as_str).collect();
         header.push("rhs");
@@ -97,9 +142,8 @@ fn draw(g: &mut Gen) -> Option<Instance> {
         .file(matrix, a_text.into_bytes())
         .file(vector, b_text.into_bytes())
     };
-    instance.prompt.push_str(&format!(
-        " What is {question}? Give it rounded to 6 decimal places."
-    ));
+    let asked = super::ask(g, &question, 6);
+    instance.prompt.push_str(&format!(" {asked}"));
     instance.grader = Grader::Numeric {
         value: answer,
         rel_tol: 0.0,
