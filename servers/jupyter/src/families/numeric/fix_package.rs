@@ -209,15 +209,45 @@ fn generate(g: &mut Gen) -> Instance {
         }
     }
     let visible = visible_tests(g, sep);
-    let mut instance = Instance::new(
+    // The wording, drawn after the files.
+    let opening = *g.pick(&[
         "Your home directory holds a small Python package, ledger/ (ledger/parse.py, \
          ledger/money.py and ledger/summary.py), and its visible tests in tests/test_ledger.py \
-         (python tests/test_ledger.py runs them). The package has bugs in more than one \
-         module: some functions do not do what their docstrings say. Fix the package so that \
-         every function behaves as its docstring states (keep the functions' names and \
-         parameters). Hidden tests will call it on other inputs; the reward is the fraction of \
-         them that pass. The visible tests pass already and do not show the bugs. Then call \
-         final_answer with the word done.",
+         (python tests/test_ledger.py runs them).",
+        "In your home directory is the package ledger/ (modules ledger/parse.py, ledger/money.py \
+         and ledger/summary.py) with visible tests in tests/test_ledger.py, which python \
+         tests/test_ledger.py runs.",
+        "The Python package ledger/ in your home directory has three modules (ledger/parse.py, \
+         ledger/money.py, ledger/summary.py); tests/test_ledger.py holds its visible tests \
+         (run them with python tests/test_ledger.py).",
+    ]);
+    let fault = *g.pick(&[
+        "The package has bugs in more than one module: some functions do not do what their \
+         docstrings say.",
+        "Bugs in more than one of its modules make some functions disagree with their \
+         docstrings.",
+        "Several of its modules have bugs: some functions do not behave as documented.",
+    ]);
+    let fix = *g.pick(&[
+        "Fix the package so that every function behaves as its docstring states (keep the \
+         functions' names and parameters).",
+        "Repair it so that each function does what its docstring says, without renaming \
+         functions or changing their parameters.",
+        "Make every function agree with its docstring; names and parameters stay as they are.",
+    ]);
+    let hidden = *g.pick(&[
+        "Hidden tests will call it on other inputs; the reward is the fraction of them that \
+         pass. The visible tests pass already and do not show the bugs.",
+        "The reward is the fraction of hidden tests, on other inputs, that pass; the visible \
+         tests already pass and do not reveal the bugs.",
+    ]);
+    let close = *g.pick(&[
+        "Then call final_answer with the word done.",
+        "When you have finished, call final_answer with the word done.",
+        "Finish by calling final_answer with the word done.",
+    ]);
+    let mut instance = Instance::new(
+        format!("{opening} {fault} {fix} {hidden} {close}"),
         Grader::HiddenTests {
             code: tests_check(&reference, &tests),
         },
