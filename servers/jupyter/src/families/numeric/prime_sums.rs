@@ -59,7 +59,10 @@ fn draw(g: &mut Gen) -> Option<Instance> {
     };
     Some(
         Instance::new(
-            format!("{question} Give the exact integer."),
+            format!(
+                "{question} {}",
+                mcpgym_env::generate::wording::precision(g, 0)
+            ),
             Grader::Numeric {
                 value: answer as f64,
                 rel_tol: 0.0,
