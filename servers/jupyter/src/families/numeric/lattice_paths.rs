@@ -28,7 +28,7 @@ fn draw(g: &mut Gen) -> Option<Instance> {
         coins(g, modulus)?
     };
     let mut instance = Instance::new(
-        format!("{prompt} Give the count modulo {modulus}, as an integer."),
+        format!("{prompt} {}", modulo(g, modulus)),
         Grader::Numeric {
             value: count as f64,
             rel_tol: 0.0,
@@ -39,6 +39,18 @@ fn draw(g: &mut Gen) -> Option<Instance> {
         instance = instance.file(name, text.into_bytes());
     }
     Some(instance.secret(count.to_string()))
+}
+
+/// How the count is to be given, in one of six sentences that all name the modulus.
+fn modulo(g: &mut Gen, modulus: u64) -> String {
+    match g.index(6) {
+        0 => format!("Give the count modulo {modulus}, as an integer."),
+        1 => format!("Answer with the count modulo {modulus}."),
+        2 => format!("The count is large: reply with it modulo {modulus}."),
+        3 => format!("Report the remainder of the count modulo {modulus}."),
+        4 => format!("Reduce the count modulo {modulus} and give that integer."),
+        _ => format!("Only the count modulo {modulus} is wanted, as a plain integer."),
+    }
 }
 
 type Drawn = (String, Option<(&'static str, String)>, u64);
