@@ -34,11 +34,16 @@ pub fn half_unit(decimals: u32) -> f64 {
 }
 
 /// Whether `number` is within `tolerance` of `value`, allowing for the rounding error of
-/// binary floating point (so a value exactly half a unit away is inside). The slack is 1e-12
-/// of the value: several thousand times a double's rounding error, yet too small to let an
-/// exact integer answer of up to 10^11 be off by one.
+/// binary floating point (so a value exactly half a unit away is inside): the slack is a few
+/// units in the last place of the larger of the two. A tolerance of 0 asks for the exact
+/// value: an integer answer is compared exactly however large (up to 2^53, where doubles
+/// still hold every integer), so off by one never passes.
 pub fn close(number: f64, value: f64, tolerance: f64) -> bool {
-    (number - value).abs() <= tolerance + 1e-12 * value.abs().max(1.0)
+    if tolerance == 0.0 {
+        return number == value;
+    }
+    let slack = 8.0 * f64::EPSILON * number.abs().max(value.abs()).max(1.0);
+    (number - value).abs() <= tolerance + slack
 }
 
 /// Parses an answer that is one number and nothing else.
@@ -187,5 +192,14 @@ mod tests {
         assert!(!close(42.0001, 42.0, 0.0));
         // A large exact integer (a sum of primes) off by one is wrong.
         assert!(!close(62_564_041_738.0, 62_564_041_737.0, 0.0));
+        // Sums of primes near 10^12 run to 10^15 and more: still exact.
+        assert!(!close(
+            2_348_193_605_538_197.0,
+            2_348_193_605_538_196.0,
+            0.0
+        ));
+        assert!(close(2_348_193_605_538_196.0, 2_348_193_605_538_196.0, 0.0));
+        // Half a unit of 2 places away from a large value is still inside.
+        assert!(close(17_758_555.555, 17_758_555.56, half_unit(2)));
     }
 }
