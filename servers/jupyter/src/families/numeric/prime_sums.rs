@@ -3,15 +3,20 @@
 //!
 //! The range is at most a quarter of a million numbers wide, so a segmented sieve over it
 //! (with the primes up to its square root) computes the answer in a moment.
+//!
+//! Levels: easy ranges lie below five million, where a sieve from 0 does; medium ones start
+//! between ten million and two hundred million; hard ones between ten billion and a
+//! trillion, where a sieve from 0 cannot be held in memory and only sieving the range itself
+//! (or testing each number) gets there.
 
-use crate::families::{Family, FamilySplit, Gen, Instance};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 
 pub(super) const FAMILY: Family = Family {
     name: "prime-sums",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "number theory: count or sum the primes (or twin primes) in a range",
     generate,
 };
@@ -21,12 +26,17 @@ fn generate(g: &mut Gen) -> Instance {
 }
 
 fn draw(g: &mut Gen) -> Option<Instance> {
-    let low = if g.chance(0.2) {
-        g.int(2, 1000) as u64
-    } else {
-        g.int(1000, 5_000_000) as u64
+    let (low, width) = match g.level() {
+        Level::Easy if g.chance(0.2) => (g.int(2, 1000), g.int(2_000, 250_000)),
+        Level::Easy => (g.int(1000, 5_000_000), g.int(2_000, 250_000)),
+        Level::Medium => (g.int(10_000_000, 200_000_000), g.int(2_000, 250_000)),
+        // Narrower, so that a sum of primes near 10^12 stays an integer a float holds exactly.
+        Level::Hard => (
+            g.int(10_000_000_000, 1_000_000_000_000),
+            g.int(2_000, 100_000),
+        ),
     };
-    let high = low + g.int(2_000, 250_000) as u64;
+    let (low, high) = (low as u64, (low + width) as u64);
     let primes = primes_between(low, high);
     let range = format!("between {low} and {high} (both inclusive)");
     let (question, answer): (String, u64) = match g.index(4) {
