@@ -22,9 +22,16 @@ if m := re.search(r"The file (\S+) in your home", PROMPT):
 else:
     values = [int(v) for v in re.search(r"denominations ([\d, ]+?) \(", PROMPT).group(1).split(",")]
     amount = int(re.search(r"amount of exactly (\d+)", PROMPT).group(1))
+    limited = re.search(r"at most (\d+) coins of (\d+)", PROMPT)
+    free = [v for v in values if not (limited and v == int(limited.group(2)))]
     ways = [1] + [0] * amount
-    for coin in values:
+    for coin in free:
         for total in range(coin, amount + 1):
             ways[total] = (ways[total] + ways[total - coin]) % modulus
-    answer = ways[amount]
+    if limited:
+        limit, coin = int(limited.group(1)), int(limited.group(2))
+        answer = sum(ways[amount - k * coin] for k in range(limit + 1) if k * coin <= amount)
+        answer %= modulus
+    else:
+        answer = ways[amount]
 print(answer)

@@ -1,15 +1,21 @@
 //! `lattice-paths`: counting by dynamic programming: monotone paths through a grid with
 //! blocked cells (given as a text file), or the ways to pay an amount with given coins,
 //! modulo a prime.
+//!
+//! Levels: easy grids are at most 15 cells a side with steps right and down, and amounts at
+//! most 2,000 from three or four coins; medium grids run to 60 a side and may allow diagonal
+//! steps, amounts to 20,000; hard grids run to 200 a side, amounts to 200,000 from up to ten
+//! coins, and the largest coin may be used only a limited number of times, which the plain
+//! coin-change recurrence does not count.
 
-use crate::families::{Family, FamilySplit, Gen, Instance};
+use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 
 pub(super) const FAMILY: Family = Family {
     name: "lattice-paths",
     kind: TaskKind::Numeric,
     split: FamilySplit::TrainAndTest,
-    levelled: false,
+    levelled: true,
     about: "counting: paths through a grid with blocked cells, or coin change, modulo a prime",
     generate,
 };
@@ -56,8 +62,9 @@ fn modulo(g: &mut Gen, modulus: u64) -> String {
 type Drawn = (String, Option<(&'static str, String)>, u64);
 
 fn grid(g: &mut Gen, modulus: u64) -> Option<Drawn> {
-    let rows = g.int(6, 40) as usize;
-    let cols = g.int(6, 40) as usize;
+    let (small, large) = g.level().pick((6, 15), (15, 60), (60, 200));
+    let rows = g.int(small, large) as usize;
+    let cols = g.int(small, large) as usize;
     let density = g.float(0.05, 0.3);
     let (open, wall) = *g.pick(&[('.', '#'), ('.', 'X'), ('0', '1')]);
     let mut blocked = vec![vec![false; cols]; rows];
@@ -68,7 +75,7 @@ fn grid(g: &mut Gen, modulus: u64) -> Option<Drawn> {
     }
     blocked[0][0] = false;
     blocked[rows - 1][cols - 1] = false;
-    let diagonal = g.chance(0.3);
+    let diagonal = g.chance(g.level().pick(0.0, 0.3, 0.5));
     let mut ways = vec![vec![0u64; cols]; rows];
     for r in 0..rows {
         for c in 0..cols {
@@ -117,26 +124,51 @@ fn grid(g: &mut Gen, modulus: u64) -> Option<Drawn> {
 }
 
 fn coins(g: &mut Gen, modulus: u64) -> Option<Drawn> {
-    let kinds = g.int(3, 7) as usize;
+    let level = g.level();
+    let kinds = level.pick(g.int(3, 4), g.int(4, 7), g.int(6, 10)) as usize;
     let mut values: Vec<u64> = g.sample(&(1..=60).collect::<Vec<u64>>(), kinds);
     values.sort_unstable();
-    let amount = g.int(200, 20_000) as usize;
+    let amount = level.pick(
+        g.int(200, 2_000),
+        g.int(2_000, 20_000),
+        g.int(20_000, 200_000),
+    );
+    let amount = amount as usize;
+    let largest = *values.last().expect("coins");
+    // Hard: the largest coin at most `limit` times.
+    let limit = (level == Level::Hard).then(|| g.int(1, 12) as usize);
+    let free = if limit.is_some() {
+        &values[..values.len() - 1]
+    } else {
+        &values[..]
+    };
     let mut ways = vec![0u64; amount + 1];
     ways[0] = 1;
-    for &coin in &values {
+    for &coin in free {
         for total in coin as usize..=amount {
             ways[total] = (ways[total] + ways[total - coin as usize]) % modulus;
         }
     }
-    let count = ways[amount];
+    let count = match limit {
+        None => ways[amount],
+        Some(limit) => (0..=limit)
+            .filter_map(|k| amount.checked_sub(k * largest as usize))
+            .fold(0, |sum, rest| (sum + ways[rest]) % modulus),
+    };
     if count == 0 {
         return None;
     }
     let list: Vec<String> = values.iter().map(u64::to_string).collect();
+    let supply = match limit {
+        None => "as many of each as needed".to_owned(),
+        Some(limit) => {
+            format!("as many of each as needed, except at most {limit} coins of {largest}")
+        }
+    };
     let prompt = format!(
-        "Coins come in the denominations {} (as many of each as needed). In how many ways can \
-         an amount of exactly {amount} be paid? Two ways differ when some denomination is used a \
-         different number of times (the order of the coins does not matter).",
+        "Coins come in the denominations {} ({supply}). In how many ways can an amount of \
+         exactly {amount} be paid? Two ways differ when some denomination is used a different \
+         number of times (the order of the coins does not matter).",
         list.join(", ")
     );
     Some((prompt, None, count))
