@@ -20,7 +20,7 @@
 //! amounts with thousands separators, currency codes in lower case, and entries on cost
 //! centres no sheet budgets (ignored).
 
-use super::draw::{Attempt, draw};
+use super::draw::{Attempt, draw, save_workbook};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, date_of};
 use crate::python::hex;
 use crate::tasks::{Grader, TaskKind};
@@ -551,7 +551,10 @@ fn attempt(g: &mut Gen) -> Attempt {
             "renamed_cost_centres.csv",
             csv_bytes(&["old_code", "new_code"], &rename_rows),
         )
-        .setup(format!("{sheets}{SETUP}"));
+        .setup(format!(
+            "{sheets}{SETUP}{}{SETUP_RATES}",
+            save_workbook("budget.xlsx")
+        ));
     Attempt::new(instance, sound)
 }
 
@@ -592,22 +595,15 @@ for _title, _rows in SHEETS:
         for _cell in _ws[_ws.max_row]:
             if isinstance(_cell.value, datetime.date):
                 _cell.number_format = "yyyy-mm-dd"
-_wb.properties.created = datetime.datetime(2024, 1, 1)
-_buffer = io.BytesIO()
-_wb.save(_buffer)
-with zipfile.ZipFile(_buffer) as _src, zipfile.ZipFile("budget.xlsx", "w") as _out:
-    for _info in _src.infolist():
-        _data = _src.read(_info.filename)
-        if _info.filename == "docProps/core.xml":
-            _data = re.sub(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", b"2024-01-01T00:00:00Z", _data)
-        _out.writestr(zipfile.ZipInfo(_info.filename, (1980, 1, 1, 0, 0, 0)), _data,
-                      compress_type=zipfile.ZIP_DEFLATED)
-db = sqlite3.connect("rates.db")
+"#;
+
+/// The rates database, written after the workbook.
+const SETUP_RATES: &str = r#"db = sqlite3.connect("rates.db")
 db.execute("CREATE TABLE fx_rates (currency TEXT NOT NULL, month TEXT NOT NULL, usd_per_unit REAL NOT NULL, PRIMARY KEY (currency, month))")
 db.executemany("INSERT INTO fx_rates VALUES (?, ?, ?)", RATES)
 db.commit()
 db.close()
-del db, sqlite3, openpyxl, _wb, _ws, _buffer, _src, _out
+del db, sqlite3, openpyxl, _wb, _ws
 "#;
 
 #[cfg(test)]

@@ -200,6 +200,31 @@ fn column_count(columns: &str) -> usize {
     count
 }
 
+/// Python that saves the openpyxl workbook `_wb` as `file` with the same bytes on every run:
+/// the document's dates fixed and every zip entry stamped 1980-01-01 (openpyxl writes the
+/// time of saving into both).
+pub(super) fn save_workbook(file: &str) -> String {
+    format!(
+        r#"import datetime as _xdt
+import io as _xio
+import re as _xre
+import zipfile as _xzip
+
+_wb.properties.created = _xdt.datetime(2024, 1, 1)
+_xbuffer = _xio.BytesIO()
+_wb.save(_xbuffer)
+with _xzip.ZipFile(_xbuffer) as _xsrc, _xzip.ZipFile({file:?}, "w") as _xout:
+    for _xinfo in _xsrc.infolist():
+        _xdata = _xsrc.read(_xinfo.filename)
+        if _xinfo.filename == "docProps/core.xml":
+            _xdata = _xre.sub(rb"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ", b"2024-01-01T00:00:00Z", _xdata)
+        _xout.writestr(_xzip.ZipInfo(_xinfo.filename, (1980, 1, 1, 0, 0, 0)), _xdata,
+                       compress_type=_xzip.ZIP_DEFLATED)
+del _xdt, _xio, _xre, _xzip, _xbuffer, _xsrc, _xout, _xinfo, _xdata
+"#
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

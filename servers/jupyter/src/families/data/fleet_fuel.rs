@@ -25,7 +25,7 @@
 //! types, or a type's fuel cost per 100 km. Every instance is drawn so that leaving out any
 //! one of its cleaning steps (a [`Skip`]) gives a wrong answer.
 
-use super::draw::{Attempt, Database, Sql, draw};
+use super::draw::{Attempt, Database, Sql, draw, save_workbook};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
@@ -494,7 +494,10 @@ fn attempt(g: &mut Gen) -> Attempt {
     )
     .file("fuel.csv", fuel_csv)
     .setup(db.setup())
-    .setup(format!("{workbook}{WORKBOOK}"))
+    .setup(format!(
+        "{workbook}{WORKBOOK}{}{WORKBOOK_END}",
+        save_workbook("odometer.xlsx")
+    ))
     .secret(format!("{value:.2}"));
     Attempt::new(instance, sound)
 }
@@ -522,16 +525,8 @@ for _name, _rows in SHEETS:
     for _vehicle, _month, _reading in _rows:
         _ws.append([_vehicle, _datetime.date(2024, _month, 1), _reading])
         _ws.cell(row=_ws.max_row, column=2).number_format = "yyyy-mm-dd"
-_wb.properties.created = _datetime.datetime(2024, 1, 1)
 _wb.properties.modified = _datetime.datetime(2024, 1, 1)
-_buffer = _io.BytesIO()
-_wb.save(_buffer)
-with _zipfile.ZipFile(_buffer) as _src, _zipfile.ZipFile("odometer.xlsx", "w") as _out:
-    for _info in _src.infolist():
-        _data = _src.read(_info.filename)
-        if _info.filename == "docProps/core.xml":
-            _data = _re.sub(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", b"2024-01-01T00:00:00Z", _data)
-        _out.writestr(_zipfile.ZipInfo(_info.filename, (1980, 1, 1, 0, 0, 0)), _data,
-                      compress_type=_zipfile.ZIP_DEFLATED)
-del SHEETS, _wb, _ws, _buffer, _src, _out, _info, _data, _name, _rows
 "#;
+
+/// What the setup forgets once odometer.xlsx is written.
+const WORKBOOK_END: &str = "del SHEETS, _wb, _ws, _name, _rows\n";

@@ -7,7 +7,7 @@
 //! the rows over one sheet per region, each with its title block and a closing `Total` row
 //! that is not a sale.
 
-use super::draw::{Attempt, draw};
+use super::draw::{Attempt, draw, save_workbook};
 use super::money::dollars;
 use super::stats::{mean, sum};
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, date_of, words};
@@ -74,17 +74,6 @@ for _i, (_name, _csv, _title) in enumerate(SHEETS):
         if isinstance(_ws.cell(row=_ws.max_row, column=1).value, datetime.date):
             _ws.cell(row=_ws.max_row, column=1).number_format = "yyyy-mm-dd"
     os.remove(_csv)
-_fixed = datetime.datetime(2024, 1, 1)
-_wb.properties.created = _fixed
-_buffer = io.BytesIO()
-_wb.save(_buffer)
-with zipfile.ZipFile(_buffer) as _src, zipfile.ZipFile("sales.xlsx", "w") as _out:
-    for _info in _src.infolist():
-        _data = _src.read(_info.filename)
-        if _info.filename == "docProps/core.xml":
-            _data = re.sub(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", b"2024-01-01T00:00:00Z", _data)
-        _out.writestr(zipfile.ZipInfo(_info.filename, (1980, 1, 1, 0, 0, 0)), _data,
-                      compress_type=zipfile.ZIP_DEFLATED)
 "#;
 
 fn generate(g: &mut Gen) -> Instance {
@@ -299,7 +288,10 @@ fn attempt(g: &mut Gen) -> Attempt {
         instance = instance.file(path, bytes);
     }
     let instance = instance
-        .setup(format!("{sheets_literal}{SETUP}"))
+        .setup(format!(
+            "{sheets_literal}{SETUP}{}",
+            save_workbook("sales.xlsx")
+        ))
         .secret(format!("{value:.2}"));
     Attempt::new(instance, true)
 }
