@@ -25,6 +25,7 @@ mod classic;
 mod data;
 mod instance;
 mod modelling;
+mod money;
 mod numeric;
 mod text;
 

@@ -21,6 +21,7 @@
 //! centres no sheet budgets (ignored).
 
 use super::draw::{Attempt, draw, save_workbook};
+use crate::families::money::thousands;
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, date_of};
 use crate::python::hex;
 use crate::tasks::{Grader, TaskKind};
@@ -253,7 +254,7 @@ fn attempt(g: &mut Gen) -> Attempt {
         };
         let amount = mcpgym_env::generate::round(usd / rate, decimals);
         let written = if hard && amount.abs() >= 1000.0 && g.chance(0.3) {
-            thousands(amount, decimals)
+            thousands(amount, decimals as usize)
         } else {
             format!("{amount:.*}", decimals as usize)
         };
@@ -558,25 +559,6 @@ fn attempt(g: &mut Gen) -> Attempt {
     Attempt::new(instance, sound)
 }
 
-/// `amount` with `decimals` places and commas between thousands (`-12,345.60`).
-fn thousands(amount: f64, decimals: i32) -> String {
-    let text = format!("{:.*}", decimals as usize, amount.abs());
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-    let mut grouped = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    let sign = if amount < 0.0 { "-" } else { "" };
-    if fraction.is_empty() {
-        format!("{sign}{grouped}")
-    } else {
-        format!("{sign}{grouped}.{fraction}")
-    }
-}
-
 /// Builds budget.xlsx from `SHEETS` (fixed document dates and zip timestamps, so every run
 /// writes the same bytes) and rates.db from `RATES`.
 const SETUP: &str = r#"import io
@@ -605,15 +587,3 @@ db.commit()
 db.close()
 del db, sqlite3, openpyxl, _wb, _ws
 "#;
-
-#[cfg(test)]
-mod tests {
-    use super::thousands;
-
-    #[test]
-    fn thousands_are_grouped_by_three() {
-        assert_eq!(thousands(1234567.5, 2), "1,234,567.50");
-        assert_eq!(thousands(-1000.0, 0), "-1,000");
-        assert_eq!(thousands(999.0, 2), "999.00");
-    }
-}

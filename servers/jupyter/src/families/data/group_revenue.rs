@@ -8,7 +8,7 @@
 //! as cancelled (they count for nothing), and asks about a product or a month within a region.
 
 use super::draw::{Attempt, draw};
-use super::money::dollars;
+use crate::families::money::dollars;
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, words};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;

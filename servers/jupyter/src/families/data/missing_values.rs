@@ -7,8 +7,8 @@
 //! and may ask to fill a value with the median of its own city's values.
 
 use super::draw::{Attempt, draw};
-use super::money::thousands;
 use super::stats::{mean, median, sd, sum};
+use crate::families::money::thousands;
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, round, words};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
@@ -86,7 +86,7 @@ fn attempt(g: &mut Gen) -> Attempt {
             } else {
                 let value = round(g.normal(centre, spread).abs(), 2);
                 line.push(if messy && value >= 1000.0 && g.chance(0.3) {
-                    thousands(value)
+                    thousands(value, 2)
                 } else {
                     format!("{value:.2}")
                 });

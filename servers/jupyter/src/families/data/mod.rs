@@ -12,7 +12,6 @@ mod join_orders;
 mod json_records;
 mod linear_regression;
 mod missing_values;
-mod money;
 mod outliers;
 mod parquet_filter;
 mod payroll_overtime;

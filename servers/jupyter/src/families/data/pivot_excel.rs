@@ -8,8 +8,8 @@
 //! that is not a sale.
 
 use super::draw::{Attempt, draw, save_workbook};
-use super::money::dollars;
 use super::stats::{mean, sum};
+use crate::families::money::dollars;
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes, date_of, words};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;

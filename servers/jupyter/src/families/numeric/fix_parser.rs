@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::families::functions_check;
+use crate::families::money::thousands;
 use crate::families::{Family, FamilySplit, Gen, Instance};
 use crate::tasks::{Grader, TaskKind};
 
@@ -163,7 +164,7 @@ fn money(g: &mut Gen, bug: usize) -> Parser {
             text.push('-');
         }
         text.push('$');
-        text.push_str(&thousands(dollars));
+        text.push_str(&thousands(dollars as f64, 0));
         if !whole_only {
             text.push_str(&format!(".{:02}", cents % 100));
         }
@@ -182,7 +183,7 @@ fn money(g: &mut Gen, bug: usize) -> Parser {
     let example = g.int(1000, 999_999);
     let source = format!(
         "def {name}(text):\n    \"\"\"The amount of a money string, in cents, as an int.\n\n    The string is an optional leading '-', a '$', then the dollars with ',' between\n    groups of three digits, then optionally '.' and exactly two digits of cents.\n    Examples: {name}(\"${}.{:02}\") == {example}, {name}(\"-$0.75\") == -75, {name}(\"$12\") == 1200\n    \"\"\"\n{body}",
-        thousands(example / 100),
+        thousands((example / 100) as f64, 0),
         example % 100
     );
     Parser {
@@ -191,19 +192,6 @@ fn money(g: &mut Gen, bug: usize) -> Parser {
         calls,
         expected,
     }
-}
-
-/// `n` with commas between groups of three digits.
-fn thousands(n: i64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn date(g: &mut Gen, bug: usize) -> Parser {
@@ -448,18 +436,5 @@ fn clock_minutes(g: &mut Gen, bug: usize) -> Parser {
         source,
         calls,
         expected,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1234), "1,234");
-        assert_eq!(thousands(12_345_678), "12,345,678");
     }
 }

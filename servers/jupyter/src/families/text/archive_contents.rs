@@ -12,6 +12,7 @@
 
 use mcpgym_env::generate::wording::{precision, question};
 
+use crate::families::money::thousands;
 use crate::families::{Family, FamilySplit, Gen, Instance, Level, csv_bytes};
 use crate::tasks::{Grader, TaskKind};
 use mcpgym_env::answer::half_unit;
@@ -154,7 +155,9 @@ fn attempt(g: &mut Gen) -> Instance {
                     "date" => crate::families::date_of(g.int(0, 6 * 365)),
                     "region" => region.to_owned(),
                     "amount" if missing => String::new(),
-                    "amount" if level != Level::Easy && amount.abs() >= 1000.0 => thousands(amount),
+                    "amount" if level != Level::Easy && amount.abs() >= 1000.0 => {
+                        thousands(amount, 2)
+                    }
                     "amount" => format!("{amount:.2}"),
                     _ => format!("{} {}", g.word(), g.word()),
                 })
@@ -285,19 +288,4 @@ fn attempt(g: &mut Gen) -> Instance {
     }
     setup.push_str(&format!("_pack({STAGE:?}, {archive:?})\n"));
     instance.setup(setup)
-}
-
-/// An amount with commas between thousands: `-1,234.50`.
-fn thousands(amount: f64) -> String {
-    let text = format!("{:.2}", amount.abs());
-    let (whole, cents) = text.split_once('.').unwrap_or((&text, "00"));
-    let mut grouped = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    let sign = if amount < 0.0 { "-" } else { "" };
-    format!("{sign}{grouped}.{cents}")
 }
